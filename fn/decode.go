@@ -1,0 +1,96 @@
+package fn
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/fedlearner/flapp-services/render"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// fieldError is a decoding problem at a field path.
+type fieldError struct {
+	path, msg string
+}
+
+func (e *fieldError) Error() string { return e.path + ": " + e.msg }
+
+// flappShell decodes an FLApp with its replica specs kept raw, so each one can
+// be decoded on its own and a type error can name the replica type.
+type flappShell struct {
+	render.FLApp
+	Spec struct {
+		Role           json.RawMessage            `json:"role"`
+		FLReplicaSpecs map[string]json.RawMessage `json:"flReplicaSpecs"`
+	} `json:"spec"`
+}
+
+// decodeFLApp turns an FLApp item into the typed FLApp. Wrong field types are
+// reported with the path of the field, as precisely as encoding/json allows.
+func decodeFLApp(node *yaml.RNode) (*render.FLApp, error) {
+	data, err := node.MarshalJSON()
+	if err != nil {
+		return nil, &fieldError{"", "not representable as JSON: " + err.Error()}
+	}
+	var shell flappShell
+	if err := json.Unmarshal(data, &shell); err != nil {
+		return nil, jsonError(err, "")
+	}
+	app := shell.FLApp
+	if len(shell.Spec.Role) > 0 {
+		if err := json.Unmarshal(shell.Spec.Role, &app.Spec.Role); err != nil {
+			return nil, jsonError(err, "spec.role")
+		}
+	}
+	if shell.Spec.FLReplicaSpecs != nil {
+		app.Spec.FLReplicaSpecs = make(map[string]render.ReplicaSpec, len(shell.Spec.FLReplicaSpecs))
+		names := make([]string, 0, len(shell.Spec.FLReplicaSpecs))
+		for name := range shell.Spec.FLReplicaSpecs {
+			names = append(names, name)
+		}
+		sort.Strings(names) // the first error reported must not depend on map order
+		for _, name := range names {
+			var spec render.ReplicaSpec
+			if err := json.Unmarshal(shell.Spec.FLReplicaSpecs[name], &spec); err != nil {
+				return nil, jsonError(err, "spec.flReplicaSpecs["+name+"]")
+			}
+			app.Spec.FLReplicaSpecs[name] = spec
+		}
+	}
+	return &app, nil
+}
+
+func jsonError(err error, prefix string) error {
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		path := prefix
+		if typeErr.Field != "" {
+			if path != "" {
+				path += "."
+			}
+			path += typeErr.Field
+		}
+		return &fieldError{path, fmt.Sprintf("wrong type: got %s, want %s", typeErr.Value, goTypeName(typeErr.Type.String()))}
+	}
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "json: ")
+	return &fieldError{prefix, msg}
+}
+
+// goTypeName says a Go type the way a manifest author thinks of it.
+func goTypeName(t string) string {
+	switch {
+	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
+		return "integer"
+	case strings.HasPrefix(t, "float"):
+		return "number"
+	case strings.HasPrefix(t, "map["), strings.Contains(t, "."):
+		return "object"
+	case strings.HasPrefix(t, "[]"):
+		return "list"
+	}
+	return t
+}

@@ -1,0 +1,133 @@
+package fn
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// ResourceList versions callers send; the answer uses the version received.
+var resourceListVersions = []string{"config.kubernetes.io/v1", "config.kubernetes.io/v1beta1", "config.kubernetes.io/v1alpha1"}
+
+// ErrFailed is returned after a failure has been fully reported (results and
+// stderr); the caller only has to exit non-zero.
+var ErrFailed = fmt.Errorf("flapp-services failed")
+
+// RunKRM is the KRM function mode: a ResourceList on in, a ResourceList on
+// out. The output is buffered and written whole, also on failure, when it is
+// the input's items unchanged plus error results; errors also go to errOut.
+func RunKRM(in io.Reader, out, errOut io.Writer) (err error) {
+	var buf bytes.Buffer
+	defer func() {
+		// Last line of defence: a bug must fail closed, never exit 0.
+		if r := recover(); r != nil {
+			err = failKRM(out, errOut, "", fmt.Sprintf("internal error: %v", r))
+		}
+	}()
+	rw := &kio.ByteReadWriter{Reader: in, Writer: &buf, KeepReaderAnnotations: true}
+	var results framework.Results
+	p := framework.ResourceListProcessorFunc(func(rl *framework.ResourceList) error {
+		if msg := checkWrapper(rw); msg != "" {
+			rw.WrappingKind, rw.WrappingAPIVersion = kio.ResourceListKind, kio.ResourceListAPIVersion
+			rl.Results = framework.Results{{Severity: framework.Error, Message: msg}}
+		} else {
+			_ = Processor{}.Process(rl)
+		}
+		results = rl.Results
+		if results.ExitCode() != 0 {
+			return results
+		}
+		return nil
+	})
+	execErr := framework.Execute(p, rw)
+	if execErr != nil && buf.Len() == 0 {
+		// Execute could not read the input at all.
+		return failKRM(out, errOut, rw.WrappingAPIVersion, "input is not a readable ResourceList: "+execErr.Error())
+	}
+	if _, err := out.Write(buf.Bytes()); err != nil {
+		return err
+	}
+	if execErr != nil {
+		reportResults(errOut, results, execErr)
+		return ErrFailed
+	}
+	return nil
+}
+
+func checkWrapper(rw *kio.ByteReadWriter) string {
+	if rw.WrappingKind != kio.ResourceListKind {
+		return "input is not a ResourceList (kind: ResourceList, apiVersion: config.kubernetes.io/v1): flapp-services reads a ResourceList on stdin; to render plain manifests, use 'flapp-services render PATH'"
+	}
+	for _, v := range resourceListVersions {
+		if rw.WrappingAPIVersion == v {
+			return ""
+		}
+	}
+	return fmt.Sprintf("unsupported ResourceList apiVersion %q: expected one of %s", rw.WrappingAPIVersion, strings.Join(resourceListVersions, ", "))
+}
+
+// failKRM answers input that could not be read with a ResourceList that
+// holds only the error: there are no items to give back.
+func failKRM(out, errOut io.Writer, apiVersion, msg string) error {
+	ok := false
+	for _, v := range resourceListVersions {
+		ok = ok || apiVersion == v
+	}
+	if !ok {
+		apiVersion = kio.ResourceListAPIVersion
+	}
+	results := framework.Results{{Severity: framework.Error, Message: msg}}
+	b, err := yaml.Marshal(results)
+	if err == nil {
+		var node *yaml.RNode
+		if node, err = yaml.Parse(string(b)); err == nil {
+			w := kio.ByteWriter{Writer: out, WrappingKind: kio.ResourceListKind, WrappingAPIVersion: apiVersion, Results: node}
+			err = w.Write(nil)
+		}
+	}
+	reportResults(errOut, results, nil)
+	if err != nil {
+		return err
+	}
+	return ErrFailed
+}
+
+// reportResults writes the error results as free text for humans.
+func reportResults(w io.Writer, results framework.Results, fallback error) {
+	n := 0
+	for _, r := range results {
+		if r.Severity != framework.Error {
+			continue
+		}
+		n++
+		line := "error"
+		if r.File != nil && r.File.Path != "" {
+			line += " in " + r.File.Path
+		}
+		if r.ResourceRef != nil {
+			line += ": " + describe(r.ResourceRef)
+		}
+		if r.Field != nil && r.Field.Path != "" {
+			line += ": " + r.Field.Path
+		}
+		_, _ = fmt.Fprintf(w, "%s: %s\n", line, r.Message)
+	}
+	if n == 0 && fallback != nil {
+		_, _ = fmt.Fprintf(w, "error: %v\n", fallback)
+	}
+}
+
+func describe(ref *yaml.ResourceIdentifier) string {
+	s := ref.Kind
+	if ref.Namespace != "" {
+		s += " " + ref.Namespace + "/" + ref.Name
+	} else {
+		s += " " + ref.Name
+	}
+	return strings.TrimSpace(s)
+}

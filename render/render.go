@@ -1,0 +1,326 @@
+package render
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// rolePattern is the FLApp CRD's own pattern for spec.role.
+var rolePattern = regexp.MustCompile(`^Leader$|^Follower\d*$`)
+
+var supportedProtocols = []corev1.Protocol{corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP}
+
+// replicaType is one validated entry of spec.flReplicaSpecs.
+type replicaType struct {
+	name     string // as written in the FLApp, e.g. "Worker"
+	replicas int32
+	ports    []corev1.ServicePort
+}
+
+// plan is everything needed to emit an FLApp's Services, computed and checked
+// before any per-Service work, so a huge replica count fails fast.
+type plan struct {
+	app   *FLApp
+	role  string // lower-cased
+	types []replicaType
+	owner []metav1.OwnerReference
+}
+
+// Services renders the Services the operator would create for app, in a
+// stable order (replica type, then index). It returns no Service at all when
+// the FLApp is invalid: a partial render must never be applied. Services of
+// one replica type share their Ports and OwnerReferences: treat them as
+// read-only.
+func Services(app *FLApp, opts Options) ([]corev1.Service, field.ErrorList) {
+	p, errs := newPlan(app, opts.withDefaults())
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return p.services(), nil
+}
+
+// Validate reports every problem that would stop app from rendering.
+func Validate(app *FLApp, opts Options) field.ErrorList {
+	_, errs := newPlan(app, opts.withDefaults())
+	return errs
+}
+
+// ServiceCount is how many Services app would produce (0 for negative or
+// missing replicas), computed without rendering.
+func ServiceCount(app *FLApp) int64 {
+	var n int64
+	for _, spec := range app.Spec.FLReplicaSpecs {
+		if r := Replicas(spec); r > 0 {
+			n += int64(r)
+		}
+	}
+	return n
+}
+
+// ServiceName is the operator's name for the Service of one replica.
+func ServiceName(appName, role, replicaType string, index int) string {
+	return appName + "-" + strings.ToLower(role) + "-" + strings.ToLower(replicaType) + "-" + strconv.Itoa(index)
+}
+
+// Replicas applies the operator's default: absent replicas means 1 for a
+// paired type and 0 otherwise.
+func Replicas(spec ReplicaSpec) int32 {
+	if spec.Replicas != nil {
+		return *spec.Replicas
+	}
+	if spec.Pair != nil && *spec.Pair {
+		return 1
+	}
+	return 0
+}
+
+func newPlan(app *FLApp, opts Options) (*plan, field.ErrorList) {
+	var errs field.ErrorList
+	p := &plan{app: app, role: strings.ToLower(app.Spec.Role)}
+	meta := field.NewPath("metadata")
+	spec := field.NewPath("spec")
+
+	nameOK := true
+	switch {
+	case app.Name == "":
+		errs = append(errs, field.Required(meta.Child("name"), "an FLApp needs a name"))
+		nameOK = false
+	default:
+		if msgs := validation.IsDNS1035Label(app.Name); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(meta.Child("name"), app.Name,
+				"the FLApp name starts every Service name, so it must be a DNS-1035 label: "+strings.Join(msgs, "; ")))
+			nameOK = false
+		}
+		if msgs := validation.IsValidLabelValue(app.Name); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(meta.Child("name"), app.Name,
+				"the FLApp name is the value of the app-name label: "+strings.Join(msgs, "; ")))
+			nameOK = false
+		}
+	}
+
+	roleOK := rolePattern.MatchString(app.Spec.Role)
+	switch {
+	case app.Spec.Role == "":
+		errs = append(errs, field.Required(spec.Child("role"), "must be Leader or Follower[N]"))
+	case !roleOK:
+		errs = append(errs, field.Invalid(spec.Child("role"), app.Spec.Role, "must match "+rolePattern.String()))
+	}
+
+	if app.Spec.FLReplicaSpecs == nil {
+		errs = append(errs, field.Required(spec.Child("flReplicaSpecs"), "an FLApp needs at least one replica type"))
+	}
+
+	switch opts.OwnerReferences {
+	case OwnerReferencesNever:
+	case OwnerReferencesIfKnown, OwnerReferencesRequired:
+		if app.UID != "" {
+			p.owner = []metav1.OwnerReference{{
+				APIVersion:         APIVersion,
+				Kind:               Kind,
+				Name:               app.Name,
+				UID:                app.UID,
+				Controller:         ptr(true),
+				BlockOwnerDeletion: ptr(true),
+			}}
+		} else if opts.OwnerReferences == OwnerReferencesRequired {
+			errs = append(errs, field.Required(meta.Child("uid"),
+				"ownerReferences is Required but the FLApp's UID is unknown: render from a live export (kubectl get flapp -o yaml)"))
+		}
+	default:
+		errs = append(errs, field.NotSupported(field.NewPath("ownerReferences"), opts.OwnerReferences, OwnerReferencePolicies))
+	}
+
+	// Check the total before anything proportional to it is allocated.
+	if n := ServiceCount(app); n > opts.MaxServicesPerFLApp {
+		errs = append(errs, field.Invalid(spec.Child("flReplicaSpecs"), n,
+			fmt.Sprintf("the FLApp would produce %d Services, more than maxServicesPerFLApp (%d)", n, opts.MaxServicesPerFLApp)))
+	}
+
+	names := make([]string, 0, len(app.Spec.FLReplicaSpecs))
+	for name := range app.Spec.FLReplicaSpecs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		rt, typeErrs := checkReplicaType(app, name, spec.Child("flReplicaSpecs").Key(name), nameOK && roleOK)
+		errs = append(errs, typeErrs...)
+		p.types = append(p.types, rt)
+	}
+	return p, errs
+}
+
+func checkReplicaType(app *FLApp, name string, path *field.Path, prefixOK bool) (replicaType, field.ErrorList) {
+	var errs field.ErrorList
+	spec := app.Spec.FLReplicaSpecs[name]
+	rt := replicaType{name: name, replicas: Replicas(spec)}
+
+	// The type is the middle of a DNS-1035 name: check its characters in a
+	// minimal name, and the length with the real, longest one.
+	lower := strings.ToLower(name)
+	if msgs := validation.IsDNS1035Label("a-" + lower + "-0"); len(msgs) > 0 {
+		errs = append(errs, field.Invalid(path, name,
+			"the replica type is part of every Service name and of the fl-replica-type label, so in lower case it may contain only a-z, 0-9 and '-': "+strings.Join(msgs, "; ")))
+	} else if prefixOK && rt.replicas > 0 {
+		longest := ServiceName(app.Name, app.Spec.Role, name, int(rt.replicas-1))
+		if msgs := validation.IsDNS1035Label(longest); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), app.Name,
+				fmt.Sprintf("Service name %q (%d characters) is not a valid DNS-1035 label: %s; shorten the FLApp name or the replica type %q",
+					longest, len(longest), strings.Join(msgs, "; "), name)))
+		}
+	}
+
+	if rt.replicas < 0 {
+		errs = append(errs, field.Invalid(path.Child("replicas"), rt.replicas, "must be greater than or equal to 0"))
+	}
+	if rt.replicas <= 0 {
+		return rt, errs
+	}
+
+	containers := spec.Template.Spec.Containers
+	cpath := path.Child("template", "spec", "containers")
+	for i := range containers {
+		if containers[i].Name == ContainerName {
+			var portErrs field.ErrorList
+			rt.ports, portErrs = servicePorts(containers[i].Ports, cpath.Index(i).Child("ports"))
+			return rt, append(errs, portErrs...)
+		}
+	}
+	return rt, append(errs, field.Required(cpath,
+		fmt.Sprintf("no container named %q: its ports define the Services of %d replica(s)", ContainerName, rt.replicas)))
+}
+
+// servicePorts maps the tensorflow container's ports to Service ports, adding
+// the operator's default flapp-port when no port has that name.
+func servicePorts(ports []corev1.ContainerPort, path *field.Path) ([]corev1.ServicePort, field.ErrorList) {
+	var errs field.ErrorList
+	type portKey struct {
+		port     int32
+		protocol corev1.Protocol
+	}
+	names := make(map[string]int, len(ports)+1)
+	numbers := make(map[portKey]int, len(ports)+1)
+	out := make([]corev1.ServicePort, 0, len(ports)+1)
+
+	add := func(p corev1.ContainerPort, ppath *field.Path, isDefault bool) {
+		what := ""
+		if isDefault {
+			what = fmt.Sprintf(" (the default %s on %d, added because no port is named %s)", DefaultPortName, DefaultPort, DefaultPortName)
+		}
+		ok := true
+		switch {
+		case p.Name == "":
+			errs = append(errs, field.Required(ppath.Child("name"), "every port needs a name: it is the Service port's name and targetPort"))
+			ok = false
+		default:
+			if msgs := validation.IsValidPortName(p.Name); len(msgs) > 0 {
+				errs = append(errs, field.Invalid(ppath.Child("name"), p.Name, "must be an IANA service name: "+strings.Join(msgs, "; ")))
+				ok = false
+			} else if first, dup := names[p.Name]; dup {
+				errs = append(errs, field.Duplicate(ppath.Child("name"), p.Name))
+				errs[len(errs)-1].Detail = fmt.Sprintf("same name as ports[%d]", first)
+				ok = false
+			}
+		}
+		if msgs := validation.IsValidPortNum(int(p.ContainerPort)); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(ppath.Child("containerPort"), p.ContainerPort, strings.Join(msgs, "; ")))
+			ok = false
+		}
+		protocol := p.Protocol
+		if protocol == "" {
+			protocol = corev1.ProtocolTCP
+		}
+		if !isSupported(protocol) {
+			errs = append(errs, field.NotSupported(ppath.Child("protocol"), p.Protocol, supportedProtocols))
+			ok = false
+		}
+		if !ok {
+			return
+		}
+		key := portKey{p.ContainerPort, protocol}
+		if first, dup := numbers[key]; dup {
+			errs = append(errs, field.Duplicate(ppath.Child("containerPort"), fmt.Sprintf("%d/%s", p.ContainerPort, protocol)))
+			errs[len(errs)-1].Detail = fmt.Sprintf("same port and protocol as ports[%d]%s", first, what)
+			return
+		}
+		idx := len(out)
+		names[p.Name] = idx
+		numbers[key] = idx
+		sp := corev1.ServicePort{Name: p.Name, Port: p.ContainerPort, TargetPort: intstr.FromString(p.Name)}
+		if protocol != corev1.ProtocolTCP {
+			sp.Protocol = protocol
+		}
+		out = append(out, sp)
+	}
+
+	hasDefault := false
+	for i := range ports {
+		if ports[i].Name == DefaultPortName {
+			hasDefault = true
+		}
+		add(ports[i], path.Index(i), false)
+	}
+	if !hasDefault {
+		add(corev1.ContainerPort{Name: DefaultPortName, ContainerPort: DefaultPort}, path.Index(len(ports)), true)
+	}
+	return out, errs
+}
+
+func isSupported(p corev1.Protocol) bool {
+	for _, s := range supportedProtocols {
+		if p == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *plan) services() []corev1.Service {
+	var n int
+	for _, t := range p.types {
+		n += int(max(t.replicas, 0))
+	}
+	out := make([]corev1.Service, 0, n)
+	for _, t := range p.types {
+		lowerType := strings.ToLower(t.name)
+		for i := 0; i < int(t.replicas); i++ {
+			index := strconv.Itoa(i)
+			selector := map[string]string{
+				LabelAppName:      p.app.Name,
+				LabelRole:         p.role,
+				LabelReplicaType:  lowerType,
+				LabelReplicaIndex: index,
+			}
+			labels := make(map[string]string, len(selector)+1)
+			for k, v := range selector {
+				labels[k] = v
+			}
+			labels[LabelManagedBy] = ManagedByValue
+			out = append(out, corev1.Service{
+				TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+				ObjectMeta: metav1.ObjectMeta{
+					Name:            p.app.Name + "-" + p.role + "-" + lowerType + "-" + index,
+					Namespace:       p.app.Namespace,
+					Labels:          labels,
+					Annotations:     map[string]string{AnnotationFLAppName: p.app.Name},
+					OwnerReferences: p.owner,
+				},
+				Spec: corev1.ServiceSpec{
+					Ports:    t.ports,
+					Selector: selector,
+				},
+			})
+		}
+	}
+	return out
+}
+
+func ptr[T any](v T) *T { return &v }
