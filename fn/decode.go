@@ -87,10 +87,10 @@ func goTypeName(t string) string {
 		return "integer"
 	case strings.HasPrefix(t, "float"):
 		return "number"
-	case strings.HasPrefix(t, "map["), strings.Contains(t, "."):
-		return "object"
 	case strings.HasPrefix(t, "[]"):
 		return "list"
+	case strings.HasPrefix(t, "map["), strings.Contains(t, "."):
+		return "object"
 	}
 	return t
 }

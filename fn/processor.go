@@ -147,7 +147,7 @@ func Generate(items []*yaml.RNode, cfg Config) (*Output, framework.Results) {
 		})
 	}
 	if results.ExitCode() != 0 {
-		return nil, results
+		return nil, onlyErrors(results) // nothing was generated or pruned
 	}
 
 	for key, svc := range inv.previous {
@@ -167,6 +167,16 @@ func Generate(items []*yaml.RNode, cfg Config) (*Output, framework.Results) {
 		})
 	}
 	return out, results
+}
+
+func onlyErrors(results framework.Results) framework.Results {
+	var errs framework.Results
+	for _, r := range results {
+		if r.Severity == framework.Error {
+			errs = append(errs, r)
+		}
+	}
+	return errs
 }
 
 // scan sorts the input into FLApps, Services generated earlier, foreign

@@ -1,0 +1,136 @@
+package fn
+
+import (
+	"bytes"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework/frameworktestutil"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+const goldenDir = "../testdata"
+
+// TestGolden runs every case under testdata/ through framework.Execute, as
+// kpt's catalog functions do. UPDATE_GOLDEN=1 rewrites expected.yaml.
+func TestGolden(t *testing.T) {
+	checker := frameworktestutil.ProcessorResultsChecker{
+		TestDataDirectory:        goldenDir,
+		Processor:                func() framework.ResourceListProcessor { return Processor{} },
+		UpdateExpectedFromActual: os.Getenv("UPDATE_GOLDEN") == "1",
+	}
+	checker.Assert(t)
+	assert.GreaterOrEqual(t, len(checker.TestCasesRun()), 25)
+}
+
+// TestGoldenSecondRun feeds every success case its own output: the items must
+// come back byte for byte (kpt renders twice and expects no change).
+func TestGoldenSecondRun(t *testing.T) {
+	for _, dir := range goldenCases(t) {
+		if _, err := os.Stat(filepath.Join(dir, "errors.txt")); err == nil {
+			continue
+		}
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			first, err := os.ReadFile(filepath.Join(dir, "expected.yaml"))
+			require.NoError(t, err)
+			second, err := execute(first, false)
+			require.NoError(t, err)
+			assert.Equal(t, withoutResults(t, first), withoutResults(t, second))
+		})
+	}
+}
+
+// TestKRMModeMatchesFramework proves the binary's KRM mode (RunKRM) writes
+// what framework.Execute writes with kyaml's KRM-mode settings, and fails
+// exactly when it fails.
+func TestKRMModeMatchesFramework(t *testing.T) {
+	for _, dir := range goldenCases(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			input, err := os.ReadFile(filepath.Join(dir, "input.yaml"))
+			require.NoError(t, err)
+			want, wantErr := execute(input, true)
+
+			var out, stderr bytes.Buffer
+			gotErr := RunKRM(bytes.NewReader(input), &out, &stderr)
+			assert.Equal(t, string(want), out.String())
+			if wantErr != nil {
+				assert.ErrorIs(t, gotErr, ErrFailed)
+				assert.NotEmpty(t, stderr.String(), "errors are also explained on stderr")
+			} else {
+				assert.NoError(t, gotErr)
+				assert.Empty(t, stderr.String())
+			}
+		})
+	}
+}
+
+// TestGeneratedServicesIndependentOfInputOrder shuffles each success case's
+// items and checks the generated Services come out identical.
+func TestGeneratedServicesIndependentOfInputOrder(t *testing.T) {
+	rnd := rand.New(rand.NewSource(1))
+	for _, dir := range goldenCases(t) {
+		if _, err := os.Stat(filepath.Join(dir, "errors.txt")); err == nil {
+			continue
+		}
+		input, err := os.ReadFile(filepath.Join(dir, "input.yaml"))
+		require.NoError(t, err)
+		rw := &kio.ByteReadWriter{Reader: bytes.NewReader(input)}
+		items, err := rw.Read()
+		require.NoError(t, err)
+		cfg, _ := ParseConfig(rw.FunctionConfig)
+		want, results := Generate(items, cfg)
+		require.Zero(t, results.ExitCode(), dir)
+		for i := 0; i < 5; i++ {
+			shuffled := append([]*yaml.RNode(nil), items...)
+			rnd.Shuffle(len(shuffled), func(a, b int) { shuffled[a], shuffled[b] = shuffled[b], shuffled[a] })
+			got, results := Generate(shuffled, cfg)
+			require.Zero(t, results.ExitCode(), dir)
+			assert.Equal(t, encode(t, want), encode(t, got), dir)
+		}
+	}
+}
+
+func goldenCases(t *testing.T) []string {
+	t.Helper()
+	dirs, err := filepath.Glob(filepath.Join(goldenDir, "*", "input.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, dirs)
+	for i := range dirs {
+		dirs[i] = filepath.Dir(dirs[i])
+	}
+	return dirs
+}
+
+// execute runs the processor like frameworktestutil (keepReaderAnnotations
+// false) or like kyaml's command in KRM mode (true).
+func execute(input []byte, keepReaderAnnotations bool) ([]byte, error) {
+	var out bytes.Buffer
+	err := framework.Execute(Processor{}, &kio.ByteReadWriter{
+		Reader: bytes.NewReader(input), Writer: &out, KeepReaderAnnotations: keepReaderAnnotations,
+	})
+	return out.Bytes(), err
+}
+
+func withoutResults(t *testing.T, rl []byte) string {
+	t.Helper()
+	node, err := yaml.Parse(string(rl))
+	require.NoError(t, err)
+	require.NoError(t, node.PipeE(yaml.Clear("results")))
+	s, err := node.String()
+	require.NoError(t, err)
+	return s
+}
+
+// encode writes the generated Services only.
+func encode(t *testing.T, out *Output) string {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, kio.ByteWriter{Writer: &buf}.Write((&Output{Services: out.Services}).Nodes()))
+	return buf.String()
+}
