@@ -1,0 +1,226 @@
+// Package kustomize runs examples/kustomize with the real kustomize
+// (v5.8.1, installed by the test itself) and the freshly built binary.
+package kustomize
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	h "github.com/fedlearner/flapp-services/test/integration/internal/harness"
+)
+
+var kustomizeBin string
+
+func TestMain(m *testing.M) { os.Exit(h.Main(m)) }
+
+func kustomize(t *testing.T) string {
+	t.Helper()
+	if kustomizeBin == "" {
+		kustomizeBin = h.Kustomize(t)
+	}
+	return kustomizeBin
+}
+
+// build runs `kustomize build --enable-alpha-plugins --enable-exec DIR` from
+// root, exactly as the README says (DIR relative to the repo root).
+func build(t *testing.T, root, dir string) h.Result {
+	t.Helper()
+	return h.Run(t, root, nil, kustomize(t), "build", "--enable-alpha-plugins", "--enable-exec", dir)
+}
+
+func mustBuild(t *testing.T, root, dir string) []h.Object {
+	t.Helper()
+	res := build(t, root, dir)
+	require.Equal(t, 0, res.ExitCode, "kustomize build %s failed:\n%s", dir, res.Stderr)
+	objs := h.MustParseObjects(t, []byte(res.Stdout))
+	assert.Empty(t, h.LeakedAnnotations(objs), "KRM function annotations leaked into the build output")
+	return objs
+}
+
+var (
+	flappPort = h.Port{Name: "flapp-port", Port: 50051}
+	tfPort    = h.Port{Name: "tf-port", Port: 50052}
+)
+
+func leaderServices(ns string) []h.ServiceSpec {
+	var s []h.ServiceSpec
+	s = append(s, h.Replicas("mnist", ns, "Leader", "Master", 1, flappPort)...)
+	s = append(s, h.Replicas("mnist", ns, "Leader", "PS", 1, flappPort, tfPort)...)
+	s = append(s, h.Replicas("mnist", ns, "Leader", "Worker", 2, flappPort, tfPort)...)
+	return s
+}
+
+func flapp(t *testing.T, objs []h.Object, key string) *unstructured.Unstructured {
+	t.Helper()
+	o, ok := h.OfKind(objs, "FLApp")[key]
+	require.True(t, ok, "FLApp %s missing from the output; have %v", key, h.Keys(h.OfKind(objs, "FLApp")))
+	return &unstructured.Unstructured{Object: o}
+}
+
+// The ConfigMap-configured leader: builtin namespace/labels run before the
+// function, so the Services are generated straight into fl-leader and do not
+// carry the kustomization's labels.
+func TestLeaderConfigMap(t *testing.T) {
+	root := h.Sandbox(t, "examples/kustomize")
+	objs := mustBuild(t, root, "examples/kustomize/leader")
+
+	app := flapp(t, objs, "fl-leader/mnist")
+	assert.Equal(t, "mnist-federation", app.GetLabels()["app.kubernetes.io/part-of"])
+	h.CheckServices(t, objs, leaderServices("fl-leader"), nil)
+	assert.Len(t, objs, 5, "the FLApp and its 4 Services, nothing else (the function config is not emitted)")
+
+	// Deterministic: a second build gives the same bytes.
+	first := build(t, root, "examples/kustomize/leader").Stdout
+	second := build(t, root, "examples/kustomize/leader").Stdout
+	assert.Equal(t, first, second, "kustomize build is not deterministic")
+}
+
+// The follower, configured by the typed FLAppServices kind.
+func TestFollowerTypedConfig(t *testing.T) {
+	root := h.Sandbox(t, "examples/kustomize")
+	objs := mustBuild(t, root, "examples/kustomize/follower")
+
+	flapp(t, objs, "fl-follower/mnist")
+	var want []h.ServiceSpec
+	want = append(want, h.Replicas("mnist", "fl-follower", "Follower", "Master", 1, flappPort)...)
+	want = append(want, h.Replicas("mnist", "fl-follower", "Follower", "Worker", 2, flappPort, tfPort)...)
+	h.CheckServices(t, objs, want, nil)
+	assert.Len(t, objs, 4)
+}
+
+// An overlay above the kustomization that ran the function moves FLApp and
+// Services together and may add metadata labels; selectors are untouched.
+func TestStagingOverlay(t *testing.T) {
+	root := h.Sandbox(t, "examples/kustomize")
+	objs := mustBuild(t, root, "examples/kustomize/staging")
+
+	app := flapp(t, objs, "fl-leader-staging/mnist")
+	assert.Equal(t, "staging", app.GetLabels()["environment"])
+	h.CheckServices(t, objs, leaderServices("fl-leader-staging"), map[string]string{"environment": "staging"})
+	assert.Len(t, objs, 5)
+}
+
+// commonLabels, namePrefix and namespace in the SAME kustomization as the
+// function run before it: the function sees the final FLApp name and
+// namespace, the Services follow them, and their selector stays the four
+// operator labels (the operator labels pods with the final FLApp name).
+func TestBuiltinsInSameKustomizationRunFirst(t *testing.T) {
+	root := h.Sandbox(t, "examples/kustomize")
+	dir := filepath.Join(root, "examples/kustomize/leader")
+	writeFile(t, filepath.Join(dir, "kustomization.yaml"), `apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+namespace: fl-team-a
+namePrefix: team-a-
+commonLabels:
+  team: a
+resources:
+  - mnist-leader.yaml
+transformers:
+  - flapp-services.yaml
+`)
+	objs := mustBuild(t, root, "examples/kustomize/leader")
+	app := flapp(t, objs, "fl-team-a/team-a-mnist")
+	assert.Equal(t, "a", app.GetLabels()["team"])
+	var want []h.ServiceSpec
+	for _, s := range leaderServices("fl-team-a") {
+		s.App = "team-a-mnist"
+		want = append(want, s)
+	}
+	h.CheckServices(t, objs, want, nil)
+}
+
+// The pitfall the README warns about, pinned down: commonLabels in an overlay
+// ABOVE the function also rewrites the Services' selectors, which then no
+// longer match the operator's pods. If kustomize ever changes this, the
+// README must change too.
+func TestCommonLabelsInOverlayRewritesSelectors(t *testing.T) {
+	for name, labels := range map[string]string{
+		"commonLabels":                 "commonLabels:\n  team: a\n",
+		"labels with includeSelectors": "labels:\n  - pairs:\n      team: a\n    includeSelectors: true\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := h.Sandbox(t, "examples/kustomize")
+			dir := filepath.Join(root, "examples/kustomize/pitfall")
+			require.NoError(t, os.MkdirAll(dir, 0o755))
+			writeFile(t, filepath.Join(dir, "kustomization.yaml"), `apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - ../leader
+`+labels)
+			objs := mustBuild(t, root, "examples/kustomize/pitfall")
+			require.Len(t, h.OfKind(objs, "Service"), 4)
+			for key, svc := range h.OfKind(objs, "Service") {
+				sel, _, _ := unstructured.NestedStringMap(svc, "spec", "selector")
+				assert.Equal(t, "a", sel["team"], "%s: kustomize no longer adds %s to selectors; update the README", key, name)
+			}
+		})
+	}
+}
+
+// A bad FLApp fails the whole build, and the function's own message is
+// visible in kustomize's error output.
+func TestBadFLAppFailsBuild(t *testing.T) {
+	root := h.Sandbox(t, "examples/kustomize")
+	dir := filepath.Join(root, "examples/kustomize/leader")
+	writeFile(t, filepath.Join(dir, "broken.yaml"), `apiVersion: fedlearner.k8s.io/v1alpha1
+kind: FLApp
+metadata:
+  name: no-tf
+spec:
+  role: Leader
+  peerSpecs:
+    Follower: {peerURL: "fedlearner-operator.follower.svc:8100"}
+  flReplicaSpecs:
+    Worker:
+      replicas: 1
+      template:
+        spec:
+          containers:
+            - name: main
+              image: busybox
+              ports:
+                - {name: flapp-port, containerPort: 50051}
+`)
+	writeFile(t, filepath.Join(dir, "kustomization.yaml"), `apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+namespace: fl-leader
+resources:
+  - mnist-leader.yaml
+  - broken.yaml
+transformers:
+  - flapp-services.yaml
+`)
+	res := build(t, root, "examples/kustomize/leader")
+	assert.NotEqual(t, 0, res.ExitCode, "kustomize build must fail on a bad FLApp")
+	assert.Empty(t, strings.TrimSpace(res.Stdout), "nothing may be printed on stdout when the build fails")
+	assert.Contains(t, res.Stderr, "no-tf", "the error names the bad FLApp")
+	assert.Contains(t, res.Stderr, "tensorflow", "the function's message (no tensorflow container) is visible")
+}
+
+// The container-mode variant is documentation only (no container engine on
+// CI), but it must stay a well-formed drop-in for leader/flapp-services.yaml.
+func TestContainerVariantIsWellFormed(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(h.RepoRoot(), "examples/kustomize/container/flapp-services.yaml"))
+	require.NoError(t, err)
+	objs := h.MustParseObjects(t, b)
+	require.Len(t, objs, 1)
+	u := unstructured.Unstructured{Object: objs[0]}
+	assert.Equal(t, "FLAppServices", u.GetKind())
+	fn := u.GetAnnotations()["config.kubernetes.io/function"]
+	assert.Contains(t, fn, "container:")
+	assert.Contains(t, fn, "image: ghcr.io/fedlearner/flapp-services:")
+	readme, err := os.ReadFile(filepath.Join(h.RepoRoot(), "examples/kustomize/README.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(readme), "container/flapp-services.yaml")
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+}
