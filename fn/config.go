@@ -172,10 +172,7 @@ func refOf(node *yaml.RNode) *yaml.ResourceIdentifier {
 	ref := &yaml.ResourceIdentifier{
 		TypeMeta: yaml.TypeMeta{APIVersion: stringField(node, "apiVersion"), Kind: stringField(node, "kind")},
 	}
-	if md := node.Field("metadata"); md != nil && md.Value.YNode().Kind == yaml.MappingNode {
-		ref.Name = stringField(md.Value, "name")
-		ref.Namespace = stringField(md.Value, "namespace")
-	}
+	ref.Name, ref.Namespace = metaString(node, "name"), metaString(node, "namespace")
 	if *ref == (yaml.ResourceIdentifier{}) {
 		return nil
 	}

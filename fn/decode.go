@@ -67,6 +67,8 @@ func jsonError(err error, prefix string) error {
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &typeErr) {
 		path := prefix
+		// Fields of the embedded FLApp are reported as "FLApp.metadata...".
+		typeErr.Field = strings.TrimPrefix(typeErr.Field, "FLApp.")
 		if typeErr.Field != "" {
 			if path != "" {
 				path += "."

@@ -31,20 +31,23 @@ func RunKRM(in io.Reader, out, errOut io.Writer) (err error) {
 	}()
 	rw := &kio.ByteReadWriter{Reader: in, Writer: &buf, KeepReaderAnnotations: true}
 	var results framework.Results
-	p := framework.ResourceListProcessorFunc(func(rl *framework.ResourceList) error {
+	// framework.Execute with Processor, but the generated Services are
+	// written by the fast encoder (fastwrite.go): the same bytes.
+	p := func(rl *framework.ResourceList) (*Output, error) {
+		var out *Output
 		if msg := checkWrapper(rw); msg != "" {
 			rw.WrappingKind, rw.WrappingAPIVersion = kio.ResourceListKind, kio.ResourceListAPIVersion
 			rl.Results = framework.Results{{Severity: framework.Error, Message: msg}}
 		} else {
-			_ = Processor{}.Process(rl)
+			out, _ = processTyped(rl)
 		}
 		results = rl.Results
 		if results.ExitCode() != 0 {
-			return results
+			return nil, results
 		}
-		return nil
-	})
-	execErr := framework.Execute(p, rw)
+		return out, nil
+	}
+	execErr := executeFast(p, rw)
 	if execErr != nil && buf.Len() == 0 {
 		// Execute could not read the input at all.
 		return failKRM(out, errOut, rw.WrappingAPIVersion, "input is not a readable ResourceList: "+execErr.Error())

@@ -202,10 +202,9 @@ func scan(items []*yaml.RNode) *inventory {
 				Message: fmt.Sprintf("items[%d] is not a Kubernetes object: it needs a string apiVersion and kind", i)})
 			continue
 		}
-		md := item.Field("metadata")
-		if md != nil && md.Value.YNode().Kind != yaml.MappingNode && !md.Value.IsNil() {
+		if path, msg := checkMetadata(item); path != "" {
 			inv.results = append(inv.results, &framework.Result{Severity: framework.Error, ResourceRef: refOf(item),
-				Field: &framework.Field{Path: "metadata"}, Message: fmt.Sprintf("items[%d]: metadata must be an object", i)})
+				Field: &framework.Field{Path: path}, Message: fmt.Sprintf("items[%d]: %s", i, msg)})
 			continue
 		}
 		switch {
@@ -226,7 +225,7 @@ func scan(items []*yaml.RNode) *inventory {
 			}
 			inv.kept = append(inv.kept, item)
 		case kind == "Service" && apiVersion == "v1":
-			key := objectKey{item.GetNamespace(), item.GetName()}
+			key := objectKey{metaString(item, "namespace"), metaString(item, "name")}
 			if isGenerated(item) {
 				inv.previous[key] = item // replaced by the fresh render, or pruned
 				continue
@@ -269,27 +268,25 @@ func sortFLApps(fs []*flapp) {
 
 // isGenerated tells whether a Service carries both marks of this tool.
 func isGenerated(svc *yaml.RNode) bool {
-	return svc.GetLabels(render.LabelManagedBy)[render.LabelManagedBy] == render.ManagedByValue &&
-		svc.GetAnnotations(render.AnnotationFLAppName)[render.AnnotationFLAppName] != ""
+	return labelOf(svc, render.LabelManagedBy) == render.ManagedByValue && annotationOf(svc, render.AnnotationFLAppName) != ""
 }
 
 func pruneReason(svc *yaml.RNode, inv *inventory) string {
-	owner := objectKey{svc.GetNamespace(), svc.GetAnnotations(render.AnnotationFLAppName)[render.AnnotationFLAppName]}
+	owner := objectKey{metaString(svc, "namespace"), annotationOf(svc, render.AnnotationFLAppName)}
 	f := inv.byKey[owner]
 	if f == nil {
 		return fmt.Sprintf("its FLApp %s is no longer in the input", owner)
 	}
-	labels := svc.GetLabels(render.LabelRole, render.LabelReplicaType, render.LabelReplicaIndex)
-	if strings.ToLower(f.app.Spec.Role) != labels[render.LabelRole] {
+	if strings.ToLower(f.app.Spec.Role) != labelOf(svc, render.LabelRole) {
 		return fmt.Sprintf("the role of FLApp %s is now %s", owner, f.app.Spec.Role)
 	}
 	for name, spec := range f.app.Spec.FLReplicaSpecs {
-		if strings.ToLower(name) == labels[render.LabelReplicaType] {
+		if strings.ToLower(name) == labelOf(svc, render.LabelReplicaType) {
 			return fmt.Sprintf("replica index %s is not below replicas (%d) of %s in FLApp %s",
-				labels[render.LabelReplicaIndex], render.Replicas(spec), name, owner)
+				labelOf(svc, render.LabelReplicaIndex), render.Replicas(spec), name, owner)
 		}
 	}
-	return fmt.Sprintf("replica type %q is no longer in FLApp %s", labels[render.LabelReplicaType], owner)
+	return fmt.Sprintf("replica type %q is no longer in FLApp %s", labelOf(svc, render.LabelReplicaType), owner)
 }
 
 // placeBeside gives generated Services a path annotation next to their FLApp's
@@ -315,11 +312,10 @@ func ownerNote(services []corev1.Service) string {
 
 // fileAnnotation is the item's file as kpt or kustomize annotated it.
 func fileAnnotation(node *yaml.RNode) string {
-	a := node.GetAnnotations(kioutil.PathAnnotation, kioutil.LegacyPathAnnotation)
-	if p := a[kioutil.PathAnnotation]; p != "" {
+	if p := annotationOf(node, kioutil.PathAnnotation); p != "" {
 		return p
 	}
-	return a[kioutil.LegacyPathAnnotation]
+	return annotationOf(node, kioutil.LegacyPathAnnotation)
 }
 
 func fileOf(p string) *framework.File {

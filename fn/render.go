@@ -73,8 +73,9 @@ func RunRender(opts RenderOptions, in io.Reader, out, errOut io.Writer) (err err
 		return ErrFailed
 	}
 	var buf bytes.Buffer
-	w := kio.ByteWriter{Writer: &buf, ClearAnnotations: readerAnnotations}
-	if err := w.Write(output.Nodes()); err != nil {
+	// = kio.ByteWriter{ClearAnnotations: readerAnnotations}.Write(output.Nodes()),
+	// with the generated Services written by the fast encoder (fastwrite.go).
+	if err := writeRender(&buf, output); err != nil {
 		return fail("writing the render: %v", err)
 	}
 
@@ -174,7 +175,7 @@ func appendObjects(items []*yaml.RNode, n *yaml.RNode, name string) []*yaml.RNod
 			return items
 		}
 	}
-	if n.YNode().Kind == yaml.MappingNode && n.GetAnnotations(localConfigAnnotation)[localConfigAnnotation] == "true" {
+	if n.YNode().Kind == yaml.MappingNode && annotationOf(n, localConfigAnnotation) == "true" {
 		return items
 	}
 	return append(items, n)

@@ -1,0 +1,63 @@
+package fn
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+)
+
+// FuzzKRM feeds arbitrary bytes to the KRM mode. Whatever the input: no
+// panic (the recover in RunKRM would report an "internal error"), a failure
+// is a non-zero exit with a ResourceList holding an error result and an
+// explanation on stderr, and a success is a fixed point.
+// Its seed corpus (every golden input plus malformed shapes) runs in go test.
+func FuzzKRM(f *testing.F) {
+	inputs, _ := filepath.Glob(filepath.Join(goldenDir, "*", "input.yaml"))
+	for _, p := range inputs {
+		data, err := os.ReadFile(p)
+		require.NoError(f, err)
+		f.Add(data)
+	}
+	for _, s := range []string{
+		"", "{", "[]", "null", "items: [1]", "kind: ResourceList",
+		"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: [1, x, [2]]\n",
+		"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: {a: b}\n",
+		"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- {apiVersion: v1, kind: Service, metadata: [1]}\n",
+		"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- {apiVersion: v1, kind: Service, metadata: {name: x, labels: [a], annotations: 5}}\n",
+		"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nfunctionConfig: [1]\nitems: []\n",
+		"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nfunctionConfig: {apiVersion: v1, kind: ConfigMap, data: [1]}\nitems: []\n",
+		"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- &a {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n- *a\n",
+		"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- {apiVersion: fedlearner.k8s.io/v1alpha1, kind: FLApp, metadata: {name: a, uid: [1]}, spec: {role: Leader, flReplicaSpecs: {W: {replicas: 1}}}}\n",
+		"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- {apiVersion: fedlearner.k8s.io/v1alpha1, kind: FLApp, metadata: {name: a}, spec: {role: Leader, flReplicaSpecs: {W: {replicas: 2147483647, template: {spec: {containers: [{name: tensorflow}]}}}}}}\n",
+		"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- {apiVersion: fedlearner.k8s.io/v1alpha1, kind: FLApp, metadata: {name: a}, spec: [1]}\n",
+		"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- {apiVersion: fedlearner.k8s.io/v1alpha1, kind: FLApp, metadata: {name: a}, spec: {role: Leader, flReplicaSpecs: {W: {replicas: 1, template: {spec: {containers: [{name: tensorflow, ports: [{name: p, containerPort: 1e99}]}]}}}}}}\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var out, stderr bytes.Buffer
+		err := RunKRM(bytes.NewReader(data), &out, &stderr)
+		require.NotContains(t, stderr.String(), "internal error", "a panic was recovered")
+
+		rw := &kio.ByteReadWriter{Reader: bytes.NewReader(out.Bytes())}
+		_, readErr := rw.Read()
+		require.NoError(t, readErr, "the output is always a readable ResourceList:\n%s", out.String())
+		assert.Equal(t, kio.ResourceListKind, rw.WrappingKind)
+
+		if err != nil {
+			require.ErrorIs(t, err, ErrFailed)
+			assert.NotEmpty(t, stderr.String())
+			assert.Contains(t, out.String(), "severity: error")
+			return
+		}
+		assert.Empty(t, stderr.String())
+		var again bytes.Buffer
+		require.NoError(t, RunKRM(bytes.NewReader(out.Bytes()), &again, &stderr), stderr.String())
+		assert.Equal(t, withoutResults(t, out.Bytes()), withoutResults(t, again.Bytes()), "a second run changes nothing")
+	})
+}
