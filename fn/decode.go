@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -75,24 +76,25 @@ func jsonError(err error, prefix string) error {
 			}
 			path += typeErr.Field
 		}
-		return &fieldError{path, fmt.Sprintf("wrong type: got %s, want %s", typeErr.Value, goTypeName(typeErr.Type.String()))}
+		return &fieldError{path, fmt.Sprintf("wrong type: got %s, want %s", typeErr.Value, kindName(typeErr.Type))}
 	}
 	msg := err.Error()
 	msg = strings.TrimPrefix(msg, "json: ")
 	return &fieldError{prefix, msg}
 }
 
-// goTypeName says a Go type the way a manifest author thinks of it.
-func goTypeName(t string) string {
-	switch {
-	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
+// kindName says a Go type the way a manifest author thinks of it.
+func kindName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		return "integer"
-	case strings.HasPrefix(t, "float"):
+	case reflect.Float32, reflect.Float64:
 		return "number"
-	case strings.HasPrefix(t, "[]"):
+	case reflect.Slice, reflect.Array:
 		return "list"
-	case strings.HasPrefix(t, "map["), strings.Contains(t, "."):
+	case reflect.Map, reflect.Struct:
 		return "object"
 	}
-	return t
+	return t.Kind().String()
 }

@@ -1,0 +1,219 @@
+package fn
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+)
+
+const goodFLApp = `# the leader
+apiVersion: fedlearner.k8s.io/v1alpha1
+kind: FLApp
+metadata:
+  name: normal
+  namespace: default
+spec:
+  role: Leader
+  peerSpecs:
+    Follower: {peerURL: "follower:8100"}
+  flReplicaSpecs:
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+            - name: tensorflow
+              ports:
+                - {name: flapp-port, containerPort: 50051}
+`
+
+func writeFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	}
+	return dir
+}
+
+func runRender(t *testing.T, opts RenderOptions, stdin string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := RunRender(opts, strings.NewReader(stdin), &out, &errOut)
+	return out.String(), errOut.String(), err
+}
+
+// objects parses a render into "Kind/namespace/name" strings.
+func objects(t *testing.T, stream string) []string {
+	t.Helper()
+	nodes, err := (&kio.ByteReader{Reader: strings.NewReader(stream), OmitReaderAnnotations: true}).Read()
+	require.NoError(t, err)
+	var ids []string
+	for _, n := range nodes {
+		ids = append(ids, n.GetKind()+"/"+n.GetNamespace()+"/"+n.GetName())
+	}
+	return ids
+}
+
+func TestRenderDirectory(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"b/flapp.yaml":       goodFLApp,
+		"a/config.yml":       "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm, namespace: default}\n",
+		"a/ignored.txt":      "not yaml at all: [",
+		".git/x.yaml":        "not: [valid",
+		"c/list.json":        `{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s","namespace":"default"}}]}`,
+		"c/local.yaml":       "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: local\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n",
+		"d/multi.yaml":       "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: sa1}\n---\napiVersion: v1\nkind: ServiceAccount\nmetadata: {name: sa2}\n",
+		"d/multi-list.yaml":  "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: sa3}\n---\napiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ServiceAccount, metadata: {name: sa4}}\n",
+		"d/empty-docs.yaml":  "---\n---\n",
+		"e/nested/deep.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: deep}\n",
+	})
+	out, stderr, err := runRender(t, RenderOptions{Paths: []string{dir}}, "")
+	require.NoError(t, err, stderr)
+	assert.Empty(t, stderr)
+	assert.Equal(t, []string{
+		"ConfigMap/default/cm",
+		"FLApp/default/normal",
+		"Secret/default/s",
+		"ServiceAccount//sa3", "ServiceAccount//sa4", // multi-list.yaml sorts before multi.yaml
+		"ServiceAccount//sa1", "ServiceAccount//sa2",
+		"Namespace//deep",
+		"Service/default/normal-leader-worker-0", "Service/default/normal-leader-worker-1",
+	}, objects(t, out))
+	assert.NotContains(t, out, "config.kubernetes.io/", "reader annotations never reach the cluster")
+	assert.Contains(t, out, "# the leader", "comments pass through")
+	assert.Contains(t, out, "            - name: tensorflow", "the file's list indentation is kept")
+}
+
+func TestRenderDeterministic(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"flapp.yaml": goodFLApp})
+	first, _, err := runRender(t, RenderOptions{Paths: []string{dir}}, "")
+	require.NoError(t, err)
+	for i := 0; i < 3; i++ {
+		again, _, err := runRender(t, RenderOptions{Paths: []string{dir}}, "")
+		require.NoError(t, err)
+		assert.Equal(t, first, again)
+	}
+}
+
+func TestRenderStdinAndFiles(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"x.yaml": "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: sa}\n"})
+	out, stderr, err := runRender(t, RenderOptions{Paths: []string{"-", filepath.Join(dir, "x.yaml")}}, goodFLApp)
+	require.NoError(t, err, stderr)
+	assert.Equal(t, []string{"FLApp/default/normal", "ServiceAccount//sa",
+		"Service/default/normal-leader-worker-0", "Service/default/normal-leader-worker-1"}, objects(t, out))
+}
+
+func TestRenderFailsClosed(t *testing.T) {
+	bad := strings.Replace(goodFLApp, "name: normal", "name: bad.name", 1)
+	tests := map[string]struct {
+		files   map[string]string
+		opts    RenderOptions
+		wantErr string
+	}{
+		"one bad FLApp among good ones": {
+			files:   map[string]string{"good.yaml": goodFLApp, "bad.yaml": strings.Replace(bad, "namespace: default", "namespace: other", 1)},
+			wantErr: "bad.yaml: FLApp other/bad.name: metadata.name",
+		},
+		"not YAML":              {files: map[string]string{"x.yaml": "a: [b"}, wantErr: "x.yaml"},
+		"no objects":            {files: map[string]string{"x.yaml": "---\n"}, wantErr: "no Kubernetes objects found"},
+		"only local config":     {files: map[string]string{"x.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations: {config.kubernetes.io/local-config: \"true\"}\n"}, wantErr: "no Kubernetes objects found"},
+		"document without kind": {files: map[string]string{"x.yaml": "foo: bar\n"}, wantErr: "is not a Kubernetes object"},
+		"bad owner policy":      {files: map[string]string{"x.yaml": goodFLApp}, opts: RenderOptions{OwnerReferences: "Always"}, wantErr: "--owner-references must be one of IfKnown, Required, Never"},
+		"owner required":        {files: map[string]string{"x.yaml": goodFLApp}, opts: RenderOptions{OwnerReferences: "Required"}, wantErr: "metadata.uid: Required value: ownerReferences is Required"},
+		"missing path":          {opts: RenderOptions{Paths: []string{"/does/not/exist"}}, wantErr: "no such file"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			if tt.files != nil {
+				tt.opts.Paths = append(tt.opts.Paths, writeFiles(t, tt.files))
+			}
+			out, stderr, err := runRender(t, tt.opts, "")
+			assert.ErrorIs(t, err, ErrFailed)
+			assert.Empty(t, out, "nothing on stdout when the render fails")
+			assert.Contains(t, stderr, tt.wantErr)
+		})
+	}
+}
+
+func TestRenderBadFLAppNamesFileAndField(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"good.yaml": goodFLApp,
+		"bad.yaml":  strings.Replace(strings.Replace(goodFLApp, "name: normal", "name: bad.name", 1), "Leader", "Boss", 1),
+	})
+	out, stderr, err := runRender(t, RenderOptions{Paths: []string{dir}}, "")
+	assert.ErrorIs(t, err, ErrFailed)
+	assert.Empty(t, out)
+	assert.Contains(t, stderr, "bad.yaml: FLApp default/bad.name: metadata.name: Invalid value: \"bad.name\"")
+	assert.Contains(t, stderr, "bad.yaml: FLApp default/bad.name: spec.role: Invalid value: \"Boss\"")
+}
+
+func TestRenderConfigFile(t *testing.T) {
+	uid := strings.Replace(goodFLApp, "namespace: default", "namespace: default\n  uid: \"1234\"", 1)
+	dir := writeFiles(t, map[string]string{
+		"flapp.yaml":  uid,
+		"config.yaml": "apiVersion: fn.fedlearner.k8s.io/v1alpha1\nkind: FLAppServices\nmetadata: {name: c}\nspec:\n  ownerReferences: Never\n",
+	})
+	cfg := filepath.Join(dir, "config.yaml")
+	out, stderr, err := runRender(t, RenderOptions{Config: cfg, Paths: []string{dir}}, "")
+	require.NoError(t, err, stderr)
+	assert.NotContains(t, out, "ownerReferences")
+	assert.NotContains(t, out, "FLAppServices", "the config file is not part of the render")
+
+	out, stderr, err = runRender(t, RenderOptions{Config: cfg, OwnerReferences: "IfKnown", Paths: []string{dir}}, "")
+	require.NoError(t, err, stderr)
+	assert.Contains(t, out, "uid: \"1234\"", "the flag overrides the config")
+
+	bad := filepath.Join(dir, "bad-config.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("apiVersion: v1\nkind: ConfigMap\ndata: {maxServices: \"3\"}\n"), 0o644))
+	out, stderr, err = runRender(t, RenderOptions{Config: bad, Paths: []string{filepath.Join(dir, "flapp.yaml")}}, "")
+	assert.ErrorIs(t, err, ErrFailed)
+	assert.Empty(t, out)
+	assert.Contains(t, stderr, "unknown setting(s) maxServices")
+}
+
+func TestRenderOwnOutputIsFixedPoint(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"flapp.yaml": goodFLApp})
+	first, _, err := runRender(t, RenderOptions{Paths: []string{dir}}, "")
+	require.NoError(t, err)
+	second, stderr, err := runRender(t, RenderOptions{Paths: []string{"-"}}, first)
+	require.NoError(t, err, stderr)
+	assert.Equal(t, first, second)
+
+	// Scaled down: the stale Services in the earlier render are pruned.
+	scaled := strings.Replace(first, "replicas: 2", "replicas: 1", 1)
+	third, stderr, err := runRender(t, RenderOptions{Paths: []string{"-"}}, scaled)
+	require.NoError(t, err, stderr)
+	assert.Contains(t, third, "normal-leader-worker-0")
+	assert.NotContains(t, third, "normal-leader-worker-1")
+}
+
+func TestRenderCheck(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"apps/flapp.yaml": goodFLApp})
+	apps := filepath.Join(dir, "apps")
+	rendered, _, err := runRender(t, RenderOptions{Paths: []string{apps}}, "")
+	require.NoError(t, err)
+	committed := filepath.Join(dir, "rendered.yaml")
+	require.NoError(t, os.WriteFile(committed, []byte(rendered), 0o644))
+
+	out, stderr, err := runRender(t, RenderOptions{Check: committed, Paths: []string{apps}}, "")
+	require.NoError(t, err, stderr)
+	assert.Empty(t, out)
+	assert.Empty(t, stderr)
+
+	require.NoError(t, os.WriteFile(filepath.Join(apps, "flapp.yaml"), []byte(strings.Replace(goodFLApp, "replicas: 2", "replicas: 3", 1)), 0o644))
+	out, stderr, err = runRender(t, RenderOptions{Check: committed, Paths: []string{apps}}, "")
+	assert.ErrorIs(t, err, ErrFailed)
+	assert.Empty(t, out)
+	assert.Contains(t, stderr, "is out of date")
+	assert.Contains(t, stderr, "+  name: normal-leader-worker-2")
+	assert.Contains(t, stderr, "-      replicas: 2")
+}
