@@ -95,8 +95,7 @@ func Generate(items []*yaml.RNode, cfg Config) (*Output, framework.Results) {
 	opts := cfg.options()
 
 	out := &Output{Kept: inv.kept}
-	owners := make(map[objectKey]*flapp)
-	fresh := make(map[objectKey]bool)
+	owners := make(map[objectKey]*flapp) // every generated Service's FLApp
 	var unknownUID []string
 	for _, f := range inv.flapps {
 		ref := refOf(f.node)
@@ -137,9 +136,6 @@ func Generate(items []*yaml.RNode, cfg Config) (*Output, framework.Results) {
 			continue
 		}
 		placeBeside(services, f)
-		for i := range services {
-			fresh[objectKey{services[i].Namespace, services[i].Name}] = true
-		}
 		out.Services = append(out.Services, services...)
 		results = append(results, &framework.Result{
 			Severity: framework.Info, ResourceRef: ref, File: fileOf(f.file),
@@ -151,7 +147,7 @@ func Generate(items []*yaml.RNode, cfg Config) (*Output, framework.Results) {
 	}
 
 	for key, svc := range inv.previous {
-		if !fresh[key] {
+		if owners[key] == nil {
 			results = append(results, &framework.Result{
 				Severity: framework.Info, ResourceRef: refOf(svc), File: fileOf(fileAnnotation(svc)),
 				Message: "pruned Service " + key.String() + ": " + pruneReason(svc, inv),
@@ -163,10 +159,18 @@ func Generate(items []*yaml.RNode, cfg Config) (*Output, framework.Results) {
 			Severity: framework.Info,
 			Message: fmt.Sprintf("owner references omitted for %d FLApp(s) whose metadata.uid is not in the input (%s): "+
 				"render from a live export (kubectl get flapps -o yaml) to set them; until then the GitOps engine's own tracking prunes these Services",
-				len(unknownUID), strings.Join(unknownUID, ", ")),
+				len(unknownUID), abbreviate(unknownUID, 10)),
 		})
 	}
 	return out, results
+}
+
+// abbreviate lists at most n names, so 500 FLApps make one readable line.
+func abbreviate(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
 }
 
 func onlyErrors(results framework.Results) framework.Results {
