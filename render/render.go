@@ -90,11 +90,10 @@ func newPlan(app *FLApp, opts Options) (*plan, field.ErrorList) {
 	spec := field.NewPath("spec")
 
 	nameOK := true
-	switch {
-	case app.Name == "":
+	if app.Name == "" {
 		errs = append(errs, field.Required(meta.Child("name"), "an FLApp needs a name"))
 		nameOK = false
-	default:
+	} else {
 		if msgs := validation.IsDNS1035Label(app.Name); len(msgs) > 0 {
 			errs = append(errs, field.Invalid(meta.Child("name"), app.Name,
 				"the FLApp name starts every Service name, so it must be a DNS-1035 label: "+strings.Join(msgs, "; ")))
@@ -216,19 +215,16 @@ func servicePorts(ports []corev1.ContainerPort, path *field.Path) ([]corev1.Serv
 			what = fmt.Sprintf(" (the default %s on %d, added because no port is named %s)", DefaultPortName, DefaultPort, DefaultPortName)
 		}
 		ok := true
-		switch {
-		case p.Name == "":
+		if p.Name == "" {
 			errs = append(errs, field.Required(ppath.Child("name"), "every port needs a name: it is the Service port's name and targetPort"))
 			ok = false
-		default:
-			if msgs := validation.IsValidPortName(p.Name); len(msgs) > 0 {
-				errs = append(errs, field.Invalid(ppath.Child("name"), p.Name, "must be an IANA service name: "+strings.Join(msgs, "; ")))
-				ok = false
-			} else if first, dup := names[p.Name]; dup {
-				errs = append(errs, field.Duplicate(ppath.Child("name"), p.Name))
-				errs[len(errs)-1].Detail = fmt.Sprintf("same name as ports[%d]", first)
-				ok = false
-			}
+		} else if msgs := validation.IsValidPortName(p.Name); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(ppath.Child("name"), p.Name, "must be an IANA service name: "+strings.Join(msgs, "; ")))
+			ok = false
+		} else if first, dup := names[p.Name]; dup {
+			errs = append(errs, field.Duplicate(ppath.Child("name"), p.Name))
+			errs[len(errs)-1].Detail = fmt.Sprintf("same name as ports[%d]", first)
+			ok = false
 		}
 		if msgs := validation.IsValidPortNum(int(p.ContainerPort)); len(msgs) > 0 {
 			errs = append(errs, field.Invalid(ppath.Child("containerPort"), p.ContainerPort, strings.Join(msgs, "; ")))
