@@ -164,10 +164,19 @@ func checkReplicaType(app *FLApp, name string, path *field.Path, prefixOK bool) 
 
 	// The type is the middle of a DNS-1035 name: check its characters in a
 	// minimal name, and the length with the real, longest one.
+	// The type is the middle of every Service name and the fl-replica-type
+	// label value: check its characters as a label value and inside a minimal
+	// DNS-1035 name, then the length with the real, longest name.
 	lower := strings.ToLower(name)
-	if msgs := validation.IsDNS1035Label("a-" + lower + "-0"); len(msgs) > 0 {
+	typeMsgs := validation.IsValidLabelValue(lower)
+	if lower == "" {
+		typeMsgs = append(typeMsgs, "must not be empty")
+	} else if msgs := validation.IsDNS1035Label("a-" + lower + "-0"); len(msgs) > 0 {
+		typeMsgs = append(typeMsgs, msgs...)
+	}
+	if len(typeMsgs) > 0 {
 		errs = append(errs, field.Invalid(path, name,
-			"the replica type is part of every Service name and of the fl-replica-type label, so in lower case it may contain only a-z, 0-9 and '-': "+strings.Join(msgs, "; ")))
+			"the replica type is part of every Service name and the fl-replica-type label, so in lower case it must be a-z, 0-9 and '-', starting and ending with a letter or digit: "+strings.Join(typeMsgs, "; ")))
 	} else if prefixOK && rt.replicas > 0 {
 		longest := ServiceName(app.Name, app.Spec.Role, name, int(rt.replicas-1))
 		if msgs := validation.IsDNS1035Label(longest); len(msgs) > 0 {

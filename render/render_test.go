@@ -223,6 +223,15 @@ func TestValidation(t *testing.T) {
 		{"replica type with a dot", func(a *FLApp) {
 			a.Spec.FLReplicaSpecs = map[string]ReplicaSpec{"ps.v2": replicas(1, okPorts...)}
 		}, Options{}, "spec.flReplicaSpecs[ps.v2]", field.ErrorTypeInvalid, ""},
+		{"empty replica type", func(a *FLApp) {
+			a.Spec.FLReplicaSpecs = map[string]ReplicaSpec{"": replicas(1, okPorts...)}
+		}, Options{}, "spec.flReplicaSpecs[]", field.ErrorTypeInvalid, "must not be empty"},
+		{"replica type starting with a hyphen", func(a *FLApp) {
+			a.Spec.FLReplicaSpecs = map[string]ReplicaSpec{"-w": replicas(1, okPorts...)}
+		}, Options{}, "spec.flReplicaSpecs[-w]", field.ErrorTypeInvalid, "alphanumeric"},
+		{"replica type ending with a hyphen", func(a *FLApp) {
+			a.Spec.FLReplicaSpecs = map[string]ReplicaSpec{"w-": replicas(1, okPorts...)}
+		}, Options{}, "spec.flReplicaSpecs[w-]", field.ErrorTypeInvalid, "alphanumeric"},
 		{"no replica specs", func(a *FLApp) { a.Spec.FLReplicaSpecs = nil }, Options{}, "spec.flReplicaSpecs", field.ErrorTypeRequired, ""},
 		{"negative replicas", func(a *FLApp) { a.Spec.FLReplicaSpecs["Worker"] = replicas(-1, okPorts...) },
 			Options{}, "spec.flReplicaSpecs[Worker].replicas", field.ErrorTypeInvalid, "greater than or equal to 0"},
