@@ -29,6 +29,26 @@ func TestGolden(t *testing.T) {
 	assert.GreaterOrEqual(t, len(checker.TestCasesRun()), 25)
 }
 
+// TestGoldenErrorOutputs keeps the expected.yaml of error cases honest:
+// frameworktestutil checks only errors.txt for them, but their output (the
+// items unchanged, plus the error results) is documentation too.
+func TestGoldenErrorOutputs(t *testing.T) {
+	for _, dir := range goldenCases(t) {
+		if _, err := os.Stat(filepath.Join(dir, "errors.txt")); err != nil {
+			continue
+		}
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			input, err := os.ReadFile(filepath.Join(dir, "input.yaml"))
+			require.NoError(t, err)
+			want, err := os.ReadFile(filepath.Join(dir, "expected.yaml"))
+			require.NoError(t, err)
+			got, err := execute(input, false)
+			require.Error(t, err)
+			assert.Equal(t, string(want), string(got))
+		})
+	}
+}
+
 // TestGoldenSecondRun feeds every success case its own output: the items must
 // come back byte for byte (kpt renders twice and expects no change).
 func TestGoldenSecondRun(t *testing.T) {
