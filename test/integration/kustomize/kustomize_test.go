@@ -224,3 +224,26 @@ func writeFile(t *testing.T, path, content string) {
 	t.Helper()
 	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
 }
+
+// Every `.cache/bin/kustomize build ...` line of the README runs verbatim from
+// the repository root and succeeds.
+func TestReadmeCommands(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(h.RepoRoot(), "examples/kustomize/README.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(readme), "GOBIN=$PWD/.cache/bin go install sigs.k8s.io/kustomize/kustomize/v5@"+h.KustomizeVersion)
+	root := h.Sandbox(t, "examples/kustomize")
+	require.NoError(t, os.MkdirAll(filepath.Join(root, ".cache/bin"), 0o755))
+	require.NoError(t, os.Symlink(kustomize(t), filepath.Join(root, ".cache/bin/kustomize")))
+	var ran int
+	for _, line := range strings.Split(string(readme), "\n") {
+		if !strings.HasPrefix(line, ".cache/bin/kustomize build ") {
+			continue
+		}
+		ran++
+		res := h.Run(t, root, nil, "bash", "-eo", "pipefail", "-c", line)
+		require.Equal(t, 0, res.ExitCode, "%s\n%s", line, res.Stderr)
+		objs := h.MustParseObjects(t, []byte(res.Stdout))
+		assert.NotEmpty(t, h.OfKind(objs, "Service"), line)
+	}
+	assert.Equal(t, 3, ran, "README build commands")
+}
