@@ -354,3 +354,60 @@ func TestSameNameFLAppsInOneDirectory(t *testing.T) {
 	require.NoError(t, render(t, root, pkg))
 	assert.Equal(t, before, snapshot(t, pkg), "second render changed the package")
 }
+
+// The emulation feeds the function what kpt feeds it: every item carries both
+// path annotations and both index annotations, and the function config is the
+// package's FLAppServices resource.
+func TestEmulationFeedsKptAnnotations(t *testing.T) {
+	root, pkg := sandbox(t)
+	realBin := filepath.Join(root, "bin", "flapp-services")
+	captured := filepath.Join(t.TempDir(), "input.yaml")
+	// A wrapper at the Kptfile's exec path that records its stdin.
+	require.NoError(t, os.Rename(realBin, realBin+".real"))
+	require.NoError(t, os.WriteFile(realBin, []byte("#!/usr/bin/env bash\nset -eo pipefail\ntee "+captured+" | \"$0.real\"\n"), 0o755))
+	require.NoError(t, render(t, root, pkg))
+
+	b, err := os.ReadFile(captured)
+	require.NoError(t, err)
+	rl, err := yaml.Parse(string(b))
+	require.NoError(t, err)
+	assert.Equal(t, "ResourceList", rl.GetKind())
+	fc := rl.Field("functionConfig")
+	require.NotNil(t, fc)
+	assert.Equal(t, "FLAppServices", fc.Value.GetKind())
+	items, err := rl.Pipe(yaml.Lookup("items"))
+	require.NoError(t, err)
+	elems, err := items.Elements()
+	require.NoError(t, err)
+	require.NotEmpty(t, elems)
+	for _, it := range elems {
+		a := it.GetAnnotations()
+		for _, k := range []string{kioutil.PathAnnotation, kioutil.LegacyPathAnnotation, kioutil.IndexAnnotation, kioutil.LegacyIndexAnnotation, pkgPathAnnotation} {
+			assert.NotEmpty(t, a[k], "%s %s: %s", it.GetKind(), it.GetName(), k)
+		}
+	}
+}
+
+// Hand edits to a generated Services file are undone by the next render.
+func TestHandEditedServicesAreRestored(t *testing.T) {
+	root, pkg := sandbox(t)
+	before := snapshot(t, pkg)
+	f := filepath.Join(pkg, "leader/mnist.services.yaml")
+	b, err := os.ReadFile(f)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(f, bytes.ReplaceAll(b, []byte("port: 50052"), []byte("port: 60000")), 0o644))
+	require.NoError(t, render(t, root, pkg))
+	assert.Equal(t, before, snapshot(t, pkg))
+}
+
+// Moving an FLApp to another file moves its Services file along: the old one
+// is deleted, the new one written beside the FLApp's new place.
+func TestMovedFLAppMovesItsServicesFile(t *testing.T) {
+	root, pkg := sandbox(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(pkg, "party-a"), 0o755))
+	require.NoError(t, os.Rename(filepath.Join(pkg, "leader/mnist.yaml"), filepath.Join(pkg, "party-a/job.yaml")))
+	require.NoError(t, render(t, root, pkg))
+	_, err := os.Stat(filepath.Join(pkg, "leader/mnist.services.yaml"))
+	assert.True(t, os.IsNotExist(err), "the old Services file is deleted (stat: %v)", err)
+	h.CheckServices(t, servicesIn(t, filepath.Join(pkg, "party-a/mnist.services.yaml")), partyServices("fl-leader", "Leader", 3), nil)
+}
