@@ -245,5 +245,44 @@ func TestReadmeCommands(t *testing.T) {
 		objs := h.MustParseObjects(t, []byte(res.Stdout))
 		assert.NotEmpty(t, h.OfKind(objs, "Service"), line)
 	}
-	assert.Equal(t, 3, ran, "README build commands")
+	assert.Equal(t, 4, ran, "README build commands")
+}
+
+// An overlay that patches the FLApp re-runs the function: it replaces the
+// base's Services and adds the missing ones.
+func TestScaleUpOverlayReRunsFunction(t *testing.T) {
+	root := h.Sandbox(t, "examples/kustomize")
+	objs := mustBuild(t, root, "examples/kustomize/scale-up")
+	var want []h.ServiceSpec
+	want = append(want, h.Replicas("mnist", "fl-leader", "Leader", "Master", 1, flappPort)...)
+	want = append(want, h.Replicas("mnist", "fl-leader", "Leader", "PS", 1, flappPort, tfPort)...)
+	want = append(want, h.Replicas("mnist", "fl-leader", "Leader", "Worker", 4, flappPort, tfPort)...)
+	h.CheckServices(t, objs, want, nil)
+	assert.Len(t, objs, 7)
+}
+
+// Scaling down in an overlay that re-runs the function prunes the base's
+// Services above the new replica count; without re-running, they stay stale
+// (the pitfall the scale-up README section warns about).
+func TestScaleDownOverlay(t *testing.T) {
+	root := h.Sandbox(t, "examples/kustomize")
+	dir := filepath.Join(root, "examples/kustomize/scale-up")
+	b, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+	require.NoError(t, err)
+	require.Contains(t, string(b), "value: 4")
+	down := strings.Replace(string(b), "value: 4", "value: 1", 1)
+	writeFile(t, filepath.Join(dir, "kustomization.yaml"), down)
+
+	objs := mustBuild(t, root, "examples/kustomize/scale-up")
+	var want []h.ServiceSpec
+	want = append(want, h.Replicas("mnist", "fl-leader", "Leader", "Master", 1, flappPort)...)
+	want = append(want, h.Replicas("mnist", "fl-leader", "Leader", "PS", 1, flappPort, tfPort)...)
+	want = append(want, h.Replicas("mnist", "fl-leader", "Leader", "Worker", 1, flappPort, tfPort)...)
+	h.CheckServices(t, objs, want, nil)
+
+	// Same overlay without the transformers: entry: mnist-leader-worker-1 stays.
+	writeFile(t, filepath.Join(dir, "kustomization.yaml"), strings.Replace(down, "transformers:\n  - flapp-services.yaml\n", "", 1))
+	objs = mustBuild(t, root, "examples/kustomize/scale-up")
+	assert.Contains(t, h.OfKind(objs, "Service"), "fl-leader/mnist-leader-worker-1",
+		"kustomize no longer keeps base-generated Services in an overlay; update the README")
 }
