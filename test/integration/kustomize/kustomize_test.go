@@ -286,3 +286,18 @@ func TestScaleDownOverlay(t *testing.T) {
 	assert.Contains(t, h.OfKind(objs, "Service"), "fl-leader/mnist-leader-worker-1",
 		"kustomize no longer keeps base-generated Services in an overlay; update the README")
 }
+
+// namePrefix in an overlay above the function renames FLApp and Services but
+// leaves app-name in the selectors: the README says never to do that.
+func TestNamePrefixInOverlayKeepsOldSelector(t *testing.T) {
+	root := h.Sandbox(t, "examples/kustomize")
+	dir := filepath.Join(root, "examples/kustomize/pitfall")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	writeFile(t, filepath.Join(dir, "kustomization.yaml"), "resources:\n  - ../leader\nnamePrefix: x-\n")
+	objs := mustBuild(t, root, "examples/kustomize/pitfall")
+	flapp(t, objs, "fl-leader/x-mnist")
+	svc, ok := h.OfKind(objs, "Service")["fl-leader/x-mnist-leader-master-0"]
+	require.True(t, ok)
+	sel, _, _ := unstructured.NestedStringMap(svc, "spec", "selector")
+	assert.Equal(t, "mnist", sel["app-name"], "kustomize now rewrites app-name too; update the README")
+}
