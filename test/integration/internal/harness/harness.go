@@ -187,8 +187,8 @@ func CopyTree(t testing.TB, src, dst string) {
 }
 
 // Sandbox lays out a copy of the given repository-relative directories
-// under a fresh temporary root, with the binary at <root>/bin/flapp-services,
-// exactly where `make build` puts it. Examples can then be run verbatim,
+// under a fresh temporary root, with the binary linked at
+// <root>/bin/flapp-services, exactly where `make build` puts it. Examples can then be run verbatim,
 // relative paths included, without touching the work tree.
 func Sandbox(t testing.TB, dirs ...string) string {
 	t.Helper()
@@ -200,11 +200,7 @@ func Sandbox(t testing.TB, dirs ...string) string {
 	if err := os.MkdirAll(filepath.Join(root, "bin"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "bin", "flapp-services"), b, 0o755); err != nil {
+	if err := os.Symlink(bin, filepath.Join(root, "bin", "flapp-services")); err != nil {
 		t.Fatal(err)
 	}
 	return root
