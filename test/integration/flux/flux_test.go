@@ -258,3 +258,36 @@ func TestReadmeRenderCommand(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(want), string(got))
 }
+
+// spec.targetNamespace of the Flux Kustomization moves FLApps and Services
+// together; selectors stay the operator's four labels. spec.namePrefix does
+// not (it renames, but app-name in the selectors stays): the README says to
+// rename before rendering instead.
+func TestFluxKustomizationOptions(t *testing.T) {
+	objs := fluxObjects(t, "examples/flux/clusters/git/flapps.yaml")
+	ks := objs["Kustomization"].DeepCopy()
+	workDir := h.Sandbox(t, "examples/flux")
+
+	// Only the leader, so that one target namespace makes sense.
+	require.NoError(t, os.Remove(filepath.Join(workDir, renderedFile)))
+	res := h.Run(t, workDir, nil, filepath.Join(workDir, "bin/flapp-services"), "render", filepath.Join(flappsDir, "mnist-leader.yaml"))
+	require.Equal(t, 0, res.ExitCode, res.Stderr)
+	require.NoError(t, os.WriteFile(filepath.Join(workDir, renderedFile), []byte(res.Stdout), 0o644))
+
+	require.NoError(t, unstructured.SetNestedField(ks.Object, "fl-leader-prod", "spec", "targetNamespace"))
+	built, err := fluxBuild(t, workDir, *ks)
+	require.NoError(t, err)
+	var want []h.ServiceSpec
+	want = append(want, h.Replicas("mnist", "fl-leader-prod", "Leader", "Master", 1, flappPort)...)
+	want = append(want, h.Replicas("mnist", "fl-leader-prod", "Leader", "Worker", 2, flappPort, tfPort)...)
+	h.CheckServices(t, built, want, nil)
+	assert.Contains(t, h.OfKind(built, "FLApp"), "fl-leader-prod/mnist")
+
+	require.NoError(t, unstructured.SetNestedField(ks.Object, "x-", "spec", "namePrefix"))
+	built, err = fluxBuild(t, workDir, *ks)
+	require.NoError(t, err)
+	svc, ok := h.OfKind(built, "Service")["fl-leader-prod/x-mnist-leader-master-0"]
+	require.True(t, ok)
+	sel, _, _ := unstructured.NestedStringMap(svc, "spec", "selector")
+	assert.Equal(t, "mnist", sel["app-name"], "Flux's namePrefix now rewrites selectors; update the README")
+}
