@@ -42,3 +42,11 @@ demo: build
 
 clean:
 	rm -rf bin
+
+## bench-data: the synthetic inputs of `make bench` (500 FLApps -> 10,000 Services, 1k/100k, kpt, render, kustomize).
+bench-data: build
+	$(GO) run ./bench/gen -out $(CURDIR)/.cache/bench-data -bin $(CURDIR)/$(BIN)
+
+## bench: whole-process comparisons with a do-nothing kyaml function (not part of CI; see BENCHMARKS.md).
+bench: bench-data
+	$(GO) run ./bench/run -data $(CURDIR)/.cache/bench-data -bin $(CURDIR)/$(BIN) -tools $(TOOLS) -report $(CURDIR)/.cache/bench-report.md

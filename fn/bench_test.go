@@ -2,6 +2,7 @@ package fn
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -112,5 +113,22 @@ func BenchmarkRender10k(b *testing.B) {
 		if err := RunRender(RenderOptions{Paths: []string{dir}}, nil, io.Discard, io.Discard); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkKRMScaling: KRM mode at 1k, 10k and 100k Services; compare the
+// ns/Service metric across sizes.
+func BenchmarkKRMScaling(b *testing.B) {
+	for _, n := range []int{1000, 10000, 100000} {
+		input := benchdata.ResourceList(n/benchdata.ServicesPerFLApp, false)
+		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := RunKRM(bytes.NewReader(input), io.Discard, io.Discard); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/Service")
+		})
 	}
 }

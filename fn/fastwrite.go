@@ -210,24 +210,62 @@ func writeResourceList(rw *kio.ByteReadWriter, out *Output, f annotationFormat, 
 		return errors.Errorf("internal error: placeholder not found in the encoded ResourceList")
 	}
 
-	buf := make([]byte, 0, frame.Len()+len(out.Services)*700)
-	buf = append(buf, frame.Bytes()[:at+1]...)
-	var err error
+	cw := newChunkWriter(rw.Writer, frame.Len()+len(out.Services)*700)
+	cw.write(frame.Bytes()[:at+1])
 	for i := range out.Services {
 		svc := &out.Services[i]
-		annos, ok := krmAnnotations(svc.Annotations, f)
-		if !ok {
-			buf, err = exactServiceItem(buf, ServiceNode(svc), nodeAnnos)
+		var err error
+		if annos, ok := krmAnnotations(svc.Annotations, f); ok {
+			cw.buf, err = encodeServiceItem(cw.buf, svc, annos)
 		} else {
-			buf, err = encodeServiceItem(buf, svc, annos)
+			cw.buf, err = exactServiceItem(cw.buf, ServiceNode(svc), nodeAnnos)
 		}
 		if err != nil {
 			return err
 		}
+		cw.flushIfFull()
 	}
-	buf = append(buf, frame.Bytes()[at+len(mark):]...)
-	_, err = rw.Writer.Write(buf)
-	return err
+	cw.write(frame.Bytes()[at+len(mark):])
+	return cw.flush()
+}
+
+// chunkWriter collects output in a small buffer and writes it on in chunks,
+// so no second copy of the whole output is held. A bytes.Buffer destination
+// is grown once to the expected size.
+type chunkWriter struct {
+	w   io.Writer
+	buf []byte
+	err error
+}
+
+const chunkSize = 64 << 10
+
+func newChunkWriter(w io.Writer, expected int) *chunkWriter {
+	if b, ok := w.(*bytes.Buffer); ok {
+		b.Grow(expected)
+	}
+	return &chunkWriter{w: w, buf: make([]byte, 0, 2*chunkSize)}
+}
+
+func (c *chunkWriter) flushIfFull() {
+	if len(c.buf) >= chunkSize {
+		_ = c.flush()
+	}
+}
+
+// write writes p through, after what is buffered.
+func (c *chunkWriter) write(p []byte) {
+	if c.flush() == nil {
+		_, c.err = c.w.Write(p)
+	}
+}
+
+func (c *chunkWriter) flush() error {
+	if c.err == nil && len(c.buf) > 0 {
+		_, c.err = c.w.Write(c.buf)
+	}
+	c.buf = c.buf[:0]
+	return c.err
 }
 
 // exactServiceItem reconciles one Service node with kio itself and encodes it
@@ -322,19 +360,19 @@ func writeRender(w io.Writer, out *Output) error {
 	if !bytes.HasSuffix(frame.Bytes(), mark) || bytes.Count(frame.Bytes(), []byte(token)) != 1 {
 		return errors.Errorf("internal error: placeholder not found in the encoded render")
 	}
-	buf := make([]byte, 0, frame.Len()+len(out.Services)*600)
-	buf = append(buf, frame.Bytes()[:frame.Len()-len(mark)]...)
-	var err error
+	cw := newChunkWriter(w, frame.Len()+len(out.Services)*600)
+	cw.write(frame.Bytes()[:frame.Len()-len(mark)])
 	for i := range out.Services {
 		if i > 0 {
-			buf = append(buf, "---\n"...)
+			cw.buf = append(cw.buf, "---\n"...)
 		}
-		if buf, err = encodeServiceDoc(buf, &out.Services[i], renderAnnotations(out.Services[i].Annotations)); err != nil {
+		var err error
+		if cw.buf, err = encodeServiceDoc(cw.buf, &out.Services[i], renderAnnotations(out.Services[i].Annotations)); err != nil {
 			return err
 		}
+		cw.flushIfFull()
 	}
-	_, err = w.Write(buf)
-	return err
+	return cw.flush()
 }
 
 // upWrap is kio's upWrapBareSequenceNode: a bare sequence wrapped by the

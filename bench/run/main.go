@@ -1,0 +1,324 @@
+// Command run is `make bench`: whole-process comparisons of flapp-services
+// with a do-nothing kyaml function (bench/noop), measured side by side in one
+// run. Each pair of commands is run alternately, -runs times each; the
+// report gives medians of wall time and of peak RSS (the kernel's ru_maxrss
+// of the process), and their ratios. See BENCHMARKS.md.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+var (
+	dataDir   = flag.String("data", ".cache/bench-data", "directory written by bench/gen (make bench-data)")
+	bin       = flag.String("bin", "bin/flapp-services", "the function")
+	tools     = flag.String("tools", ".cache/bin", "where the baseline and kustomize are built")
+	runs      = flag.Int("runs", 5, "runs of each command per comparison")
+	startRuns = flag.Int("startup-runs", 20, "runs of the start-up case")
+	report    = flag.String("report", ".cache/bench-report.md", "also write the report here")
+	skip100k  = flag.Bool("skip-100k", false, "leave out the 100,000-Service run (for a quick look)")
+)
+
+// sample is one run of a command.
+type sample struct {
+	wall time.Duration
+	rss  int64 // KiB
+}
+
+// command is a process to measure: argv and a file for stdin.
+type command struct {
+	name  string
+	argv  []string
+	stdin string
+	env   []string
+}
+
+func (c command) run() sample {
+	cmd := exec.Command(c.argv[0], c.argv[1:]...)
+	cmd.Env = append(os.Environ(), c.env...)
+	if c.stdin != "" {
+		f, err := os.Open(c.stdin)
+		check(err)
+		defer f.Close()
+		cmd.Stdin = f
+	}
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	check(err)
+	defer devnull.Close()
+	cmd.Stdout = devnull
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	err = cmd.Run()
+	wall := time.Since(start)
+	if err != nil {
+		log.Fatalf("%s: %v\n%s", c.name, err, stderr.String())
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return sample{wall: wall, rss: ru.Maxrss}
+}
+
+type stats struct {
+	wall time.Duration
+	rss  int64
+	all  []sample
+}
+
+func median(samples []sample) stats {
+	walls := make([]time.Duration, len(samples))
+	rsss := make([]int64, len(samples))
+	for i, s := range samples {
+		walls[i], rsss[i] = s.wall, s.rss
+	}
+	slices.Sort(walls)
+	slices.Sort(rsss)
+	return stats{wall: walls[len(walls)/2], rss: rsss[len(rsss)/2], all: samples}
+}
+
+// compare runs a and b alternately (a, b, b, a, a, b, ...: each goes first
+// equally often) n times each.
+func compare(a, b command, n int) (stats, stats) {
+	var as, bs []sample
+	for i := 0; i < n; i++ {
+		if i%2 == 0 {
+			as = append(as, a.run())
+			bs = append(bs, b.run())
+		} else {
+			bs = append(bs, b.run())
+			as = append(as, a.run())
+		}
+		fmt.Fprintf(os.Stderr, "  %s %v / %s %v\n", a.name, as[len(as)-1].wall.Round(time.Millisecond), b.name, bs[len(bs)-1].wall.Round(time.Millisecond))
+	}
+	return median(as), median(bs)
+}
+
+func repeat(c command, n int) stats {
+	var s []sample
+	for i := 0; i < n; i++ {
+		s = append(s, c.run())
+	}
+	return median(s)
+}
+
+var out bytes.Buffer
+
+func printf(format string, args ...any) {
+	fmt.Fprintf(&out, format, args...)
+	fmt.Printf(format, args...)
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "**NOT met**"
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond)) }
+func mib(kib int64) string      { return fmt.Sprintf("%.0f MiB", float64(kib)/1024) }
+
+func main() {
+	flag.Parse()
+	log.SetFlags(0)
+	binPath, err := filepath.Abs(*bin)
+	check(err)
+	toolDir, err := filepath.Abs(*tools)
+	check(err)
+	data, err := filepath.Abs(*dataDir)
+	check(err)
+	if _, err := os.Stat(filepath.Join(data, "floor-10k.yaml")); err != nil {
+		log.Fatalf("no bench data in %s: run make bench-data", data)
+	}
+
+	// The baseline is built here, with the same Go and kyaml as the function.
+	noop := filepath.Join(toolDir, "flapp-noop")
+	goCmd("build", "-trimpath", "-ldflags", "-s -w", "-o", noop, "./bench/noop")
+	kustomize := filepath.Join(toolDir, "kustomize")
+	if _, err := os.Stat(kustomize); err != nil {
+		fmt.Fprintln(os.Stderr, "installing kustomize v5.8.1 into", toolDir)
+		cmd := exec.Command("go", "install", "sigs.k8s.io/kustomize/kustomize/v5@v5.8.1")
+		cmd.Env = append(os.Environ(), "GOBIN="+toolDir)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		check(cmd.Run())
+	}
+
+	fnc := func(name, input string, args ...string) command {
+		c := command{name: name, argv: append([]string{binPath}, args...)}
+		if input != "" {
+			c.stdin = filepath.Join(data, input)
+		}
+		return c
+	}
+	floor := func(input string) command {
+		return command{name: "noop", argv: []string{noop}, stdin: filepath.Join(data, input)}
+	}
+
+	printf("# flapp-services benchmark\n\n")
+	printf("- date: %s\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	printf("- machine: %d cores (nproc), %s, %s\n", runtime.NumCPU(), cpuModel(), memTotal())
+	printf("- Go: %s; kyaml v0.21.2; kustomize %s\n", goVersion(), strings.TrimSpace(output(kustomize, "version")))
+	printf("- load average at start: %s\n", loadAvg())
+	printf("- method: each comparison runs the two commands alternately, %d times each; medians; wall time and peak RSS (ru_maxrss); stdout to /dev/null\n\n", *runs)
+
+	type row struct {
+		name       string
+		a, b       stats
+		target     float64
+		timeOK     bool
+		memOK      bool
+		timeR, mem float64
+	}
+	var rows []row
+	cmp := func(name string, a, b command, target float64) {
+		fmt.Fprintln(os.Stderr, name)
+		as, bs := compare(a, b, *runs)
+		r := row{name: name, a: as, b: bs, target: target,
+			timeR: float64(as.wall) / float64(bs.wall), mem: float64(as.rss) / float64(bs.rss)}
+		r.timeOK, r.memOK = r.timeR <= target, r.mem <= target
+		rows = append(rows, r)
+	}
+	cmp("KRM: 500 FLApps -> 10,000 Services", fnc("flapp-services", "krm-10k.yaml"), floor("floor-10k.yaml"), 0.5)
+	cmp("kpt: 500 FLApps + previous 10,000 Services", fnc("flapp-services", "kpt-10k.yaml"), floor("kpt-10k.yaml"), 1.0)
+	cmp("render: 500 FLApp files -> 10,000 Services", fnc("flapp-services render", "", "render", filepath.Join(data, "render-10k")), floor("floor-10k.yaml"), 0.5)
+
+	printf("## Against the do-nothing kyaml function\n\n")
+	printf("Baseline: `bench/noop` (framework.Execute, empty processor) reading and writing the function's own output for the same input (`floor-10k.yaml`, %s), or the same input for the kpt case.\n\n", size(filepath.Join(data, "floor-10k.yaml")))
+	printf("| case | flapp-services | baseline | time ratio | memory ratio | target | |\n|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		printf("| %s | %s, %s | %s, %s | **%.2f×** | **%.2f×** | ≤ %.1f× | %s |\n", r.name,
+			ms(r.a.wall), mib(r.a.rss), ms(r.b.wall), mib(r.b.rss), r.timeR, r.mem, r.target, verdict(r.timeOK && r.memOK))
+	}
+
+	// Scaling: KRM mode at 1k, 10k, 100k Services.
+	printf("\n## Scaling (KRM mode, FLApps in, Services out)\n\n")
+	printf("| Services | input | wall (median of %d) | per Service | peak RSS | RSS per Service |\n|---|---|---|---|---|---|\n", *runs)
+	sizes := []struct {
+		n    int
+		file string
+	}{{1000, "krm-1k.yaml"}, {10000, "krm-10k.yaml"}, {100000, "krm-100k.yaml"}}
+	if *skip100k {
+		sizes = sizes[:2]
+	}
+	var perService []float64
+	for _, s := range sizes {
+		fmt.Fprintln(os.Stderr, "scaling", s.n)
+		st := repeat(fnc("flapp-services", s.file), *runs)
+		per := float64(st.wall) / float64(time.Microsecond) / float64(s.n)
+		perService = append(perService, per)
+		printf("| %d | %s | %s | %.1f µs | %s | %.1f KiB |\n", s.n, size(filepath.Join(data, s.file)), ms(st.wall), per, mib(st.rss), float64(st.rss)/float64(s.n))
+	}
+	scale := perService[len(perService)-1] / perService[0]
+	printf("\nPer-Service cost at %dk / at 1k: **%.2f×** (target ≤ 1.3×): %s\n", sizes[len(sizes)-1].n/1000, scale, verdict(scale <= 1.3))
+
+	// Start-up.
+	fmt.Fprintln(os.Stderr, "start-up")
+	st := repeat(fnc("flapp-services", "empty.yaml"), *startRuns)
+	nst := repeat(floor("empty.yaml"), *startRuns)
+	printf("\n## Start-up\n\nEmpty ResourceList, median of %d runs: flapp-services **%.1f ms**, %s (baseline %.1f ms) (target < 10 ms): %s\n",
+		*startRuns, float64(st.wall)/float64(time.Millisecond), mib(st.rss), float64(nst.wall)/float64(time.Millisecond), verdict(st.wall < 10*time.Millisecond))
+
+	// kustomize.
+	fmt.Fprintln(os.Stderr, "kustomize")
+	kust := func(dir string, alpha bool) command {
+		argv := []string{kustomize, "build"}
+		if alpha {
+			argv = append(argv, "--enable-alpha-plugins", "--enable-exec")
+		}
+		return command{name: "kustomize " + dir, argv: append(argv, filepath.Join(data, dir))}
+	}
+	withFn, alone := compare(kust("kustomize-1k", true), fnc("flapp-services", "krm-1k.yaml"), *runs)
+	flapps, plain := compare(kust("kustomize-1k-flapps", false), kust("kustomize-1k-plain", false), *runs)
+	printf("\n## Through kustomize (transformer, 50 FLApps -> 1,000 Services)\n\n")
+	printf("| command | wall (median of %d) |\n|---|---|\n", *runs)
+	printf("| `kustomize build --enable-alpha-plugins --enable-exec` with the function as transformer | %s |\n", ms(withFn.wall))
+	printf("| the function alone on the same 50 FLApps (ResourceList on stdin) | %s |\n", ms(alone.wall))
+	printf("| `kustomize build` of the 50 FLApps, no transformer | %s |\n", ms(flapps.wall))
+	printf("| `kustomize build` of the rendered output (FLApps + 1,000 Services) as plain resources | %s |\n", ms(plain.wall))
+	printf("\nThe function's own share of the transformer build: **%.0f%%** (%s of %s); the rest is kustomize handling 1,000 more resources.\n",
+		100*float64(alone.wall)/float64(withFn.wall), ms(alone.wall), ms(withFn.wall))
+
+	printf("\n- load average at end: %s\n", loadAvg())
+	if *report != "" {
+		check(os.MkdirAll(filepath.Dir(*report), 0o755))
+		check(os.WriteFile(*report, out.Bytes(), 0o644))
+		fmt.Fprintln(os.Stderr, "report written to", *report)
+	}
+}
+
+func goCmd(args ...string) {
+	cmd := exec.Command("go", args...)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	check(cmd.Run())
+}
+
+func output(name string, args ...string) string {
+	b, err := exec.Command(name, args...).Output()
+	if err != nil {
+		return "?"
+	}
+	return string(b)
+}
+
+func goVersion() string {
+	return strings.TrimPrefix(strings.TrimSpace(output("go", "env", "GOVERSION")), "go")
+}
+
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return "?"
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if k, v, ok := strings.Cut(s.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "?"
+}
+
+func memTotal() string {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return "?"
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	return strings.Join(strings.Fields(line), " ")
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	return strings.Join(f[:3], " ")
+}
+
+func size(path string) string {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "?"
+	}
+	return fmt.Sprintf("%.1f MB", float64(fi.Size())/1e6)
+}
+
+func check(err error) {
+	if err != nil {
+		log.Fatal(err)
+	}
+}
