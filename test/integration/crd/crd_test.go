@@ -49,7 +49,7 @@ func exampleFLApps(t *testing.T) map[string]map[string]any {
 	out := map[string]map[string]any{}
 	for _, dir := range []string{"examples/kustomize", "examples/kpt", "examples/argocd", "examples/flux"} {
 		err := filepath.WalkDir(filepath.Join(h.RepoRoot(), dir), func(p string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !(strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
+			if err != nil || d.IsDir() || (!strings.HasSuffix(p, ".yaml") && !strings.HasSuffix(p, ".yml")) {
 				return err
 			}
 			b, err := os.ReadFile(p)
