@@ -29,12 +29,18 @@ var (
 	startRuns = flag.Int("startup-runs", 20, "runs of the start-up case")
 	report    = flag.String("report", ".cache/bench-report.md", "also write the report here")
 	skip100k  = flag.Bool("skip-100k", false, "leave out the 100,000-Service run (for a quick look)")
+	only      = flag.String("only", "", "run only these sections (comma-separated: compare,scaling,startup,kustomize)")
 )
+
+func want(section string) bool {
+	return *only == "" || slices.Contains(strings.Split(*only, ","), section)
+}
 
 // sample is one run of a command.
 type sample struct {
 	wall time.Duration
-	rss  int64 // KiB
+	cpu  time.Duration // user + system
+	rss  int64         // KiB
 }
 
 // command is a process to measure: argv and a file for stdin.
@@ -67,24 +73,27 @@ func (c command) run() sample {
 		log.Fatalf("%s: %v\n%s", c.name, err, stderr.String())
 	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	return sample{wall: wall, rss: ru.Maxrss}
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return sample{wall: wall, cpu: cpu, rss: ru.Maxrss}
 }
 
 type stats struct {
-	wall time.Duration
-	rss  int64
-	all  []sample
+	wall, cpu time.Duration
+	rss       int64
+	n         int
 }
 
 func median(samples []sample) stats {
 	walls := make([]time.Duration, len(samples))
+	cpus := make([]time.Duration, len(samples))
 	rsss := make([]int64, len(samples))
 	for i, s := range samples {
-		walls[i], rsss[i] = s.wall, s.rss
+		walls[i], cpus[i], rsss[i] = s.wall, s.cpu, s.rss
 	}
 	slices.Sort(walls)
+	slices.Sort(cpus)
 	slices.Sort(rsss)
-	return stats{wall: walls[len(walls)/2], rss: rsss[len(rsss)/2], all: samples}
+	return stats{wall: walls[len(walls)/2], cpu: cpus[len(cpus)/2], rss: rsss[len(rsss)/2], n: len(samples)}
 }
 
 // compare runs a and b alternately (a, b, b, a, a, b, ...: each goes first
@@ -189,66 +198,92 @@ func main() {
 		r.timeOK, r.memOK = r.timeR <= target, r.mem <= target
 		rows = append(rows, r)
 	}
-	cmp("KRM: 500 FLApps -> 10,000 Services", fnc("flapp-services", "krm-10k.yaml"), floor("floor-10k.yaml"), 0.5)
-	cmp("kpt: 500 FLApps + previous 10,000 Services", fnc("flapp-services", "kpt-10k.yaml"), floor("kpt-10k.yaml"), 1.0)
-	cmp("render: 500 FLApp files -> 10,000 Services", fnc("flapp-services render", "", "render", filepath.Join(data, "render-10k")), floor("floor-10k.yaml"), 0.5)
-
-	printf("## Against the do-nothing kyaml function\n\n")
-	printf("Baseline: `bench/noop` (framework.Execute, empty processor) reading and writing the function's own output for the same input (`floor-10k.yaml`, %s), or the same input for the kpt case.\n\n", size(filepath.Join(data, "floor-10k.yaml")))
-	printf("| case | flapp-services | baseline | time ratio | memory ratio | target | |\n|---|---|---|---|---|---|---|\n")
-	for _, r := range rows {
-		printf("| %s | %s, %s | %s, %s | **%.2f×** | **%.2f×** | ≤ %.1f× | %s |\n", r.name,
-			ms(r.a.wall), mib(r.a.rss), ms(r.b.wall), mib(r.b.rss), r.timeR, r.mem, r.target, verdict(r.timeOK && r.memOK))
+	if want("compare") {
+		cmp("KRM: 500 FLApps -> 10,000 Services", fnc("flapp-services", "krm-10k.yaml"), floor("floor-10k.yaml"), 0.5)
+		cmp("kpt: 500 FLApps + previous 10,000 Services", fnc("flapp-services", "kpt-10k.yaml"), floor("kpt-10k.yaml"), 1.0)
+		cmp("render: 500 FLApp files -> 10,000 Services", fnc("flapp-services render", "", "render", filepath.Join(data, "render-10k")), floor("floor-10k.yaml"), 0.5)
 	}
 
-	// Scaling: KRM mode at 1k, 10k, 100k Services.
-	printf("\n## Scaling (KRM mode, FLApps in, Services out)\n\n")
-	printf("| Services | input | wall (median of %d) | per Service | peak RSS | RSS per Service |\n|---|---|---|---|---|---|\n", *runs)
-	sizes := []struct {
-		n    int
-		file string
-	}{{1000, "krm-1k.yaml"}, {10000, "krm-10k.yaml"}, {100000, "krm-100k.yaml"}}
-	if *skip100k {
-		sizes = sizes[:2]
-	}
-	var perService []float64
-	for _, s := range sizes {
-		fmt.Fprintln(os.Stderr, "scaling", s.n)
-		st := repeat(fnc("flapp-services", s.file), *runs)
-		per := float64(st.wall) / float64(time.Microsecond) / float64(s.n)
-		perService = append(perService, per)
-		printf("| %d | %s | %s | %.1f µs | %s | %.1f KiB |\n", s.n, size(filepath.Join(data, s.file)), ms(st.wall), per, mib(st.rss), float64(st.rss)/float64(s.n))
-	}
-	scale := perService[len(perService)-1] / perService[0]
-	printf("\nPer-Service cost at %dk / at 1k: **%.2f×** (target ≤ 1.3×): %s\n", sizes[len(sizes)-1].n/1000, scale, verdict(scale <= 1.3))
-
-	// Start-up.
-	fmt.Fprintln(os.Stderr, "start-up")
-	st := repeat(fnc("flapp-services", "empty.yaml"), *startRuns)
-	nst := repeat(floor("empty.yaml"), *startRuns)
-	printf("\n## Start-up\n\nEmpty ResourceList, median of %d runs: flapp-services **%.1f ms**, %s (baseline %.1f ms) (target < 10 ms): %s\n",
-		*startRuns, float64(st.wall)/float64(time.Millisecond), mib(st.rss), float64(nst.wall)/float64(time.Millisecond), verdict(st.wall < 10*time.Millisecond))
-
-	// kustomize.
-	fmt.Fprintln(os.Stderr, "kustomize")
-	kust := func(dir string, alpha bool) command {
-		argv := []string{kustomize, "build"}
-		if alpha {
-			argv = append(argv, "--enable-alpha-plugins", "--enable-exec")
+	if want("compare") {
+		printf("## Against the do-nothing kyaml function\n\n")
+		printf("Baseline: `bench/noop` (framework.Execute, empty processor) reading and writing the function's own output for the same input (`floor-10k.yaml`, %s), or the same input for the kpt case.\n\n", size(filepath.Join(data, "floor-10k.yaml")))
+		printf("| case | flapp-services | baseline | time ratio | memory ratio | target | |\n|---|---|---|---|---|---|---|\n")
+		for _, r := range rows {
+			printf("| %s | %s, %s | %s, %s | **%.2f×** | **%.2f×** | ≤ %.1f× | %s |\n", r.name,
+				ms(r.a.wall), mib(r.a.rss), ms(r.b.wall), mib(r.b.rss), r.timeR, r.mem, r.target, verdict(r.timeOK && r.memOK))
 		}
-		return command{name: "kustomize " + dir, argv: append(argv, filepath.Join(data, dir))}
-	}
-	withFn, alone := compare(kust("kustomize-1k", true), fnc("flapp-services", "krm-1k.yaml"), *runs)
-	flapps, plain := compare(kust("kustomize-1k-flapps", false), kust("kustomize-1k-plain", false), *runs)
-	printf("\n## Through kustomize (transformer, 50 FLApps -> 1,000 Services)\n\n")
-	printf("| command | wall (median of %d) |\n|---|---|\n", *runs)
-	printf("| `kustomize build --enable-alpha-plugins --enable-exec` with the function as transformer | %s |\n", ms(withFn.wall))
-	printf("| the function alone on the same 50 FLApps (ResourceList on stdin) | %s |\n", ms(alone.wall))
-	printf("| `kustomize build` of the 50 FLApps, no transformer | %s |\n", ms(flapps.wall))
-	printf("| `kustomize build` of the rendered output (FLApps + 1,000 Services) as plain resources | %s |\n", ms(plain.wall))
-	printf("\nThe function's own share of the transformer build: **%.0f%%** (%s of %s); the rest is kustomize handling 1,000 more resources.\n",
-		100*float64(alone.wall)/float64(withFn.wall), ms(alone.wall), ms(withFn.wall))
 
+	}
+	if want("scaling") {
+		// Scaling: KRM mode at 1k, 10k, 100k Services, interleaved round by
+		// round (the short runs several times per round) so that every size
+		// sees the same machine load.
+		sizes := []struct {
+			n     int
+			file  string
+			times int
+		}{{1000, "krm-1k.yaml", 3}, {10000, "krm-10k.yaml", 1}, {100000, "krm-100k.yaml", 1}}
+		if *skip100k {
+			sizes = sizes[:2]
+		}
+		samples := make([][]sample, len(sizes))
+		for r := 0; r < *runs; r++ {
+			for k := range sizes {
+				j := (k + r) % len(sizes)
+				for t := 0; t < sizes[j].times; t++ {
+					samples[j] = append(samples[j], fnc("flapp-services", sizes[j].file).run())
+				}
+			}
+			fmt.Fprintf(os.Stderr, "  scaling round %d done\n", r+1)
+		}
+		printf("\n## Scaling (KRM mode, FLApps in, Services out)\n\n")
+		printf("Runs interleaved: in each of %d rounds the sizes run in rotating order, 1k three times.\n\n", *runs)
+		printf("| Services | input | runs | wall (median) | per Service | CPU (user+sys) per Service | peak RSS | RSS per Service |\n|---|---|---|---|---|---|---|---|\n")
+		var perWall, perCPU []float64
+		for j, sz := range sizes {
+			st := median(samples[j])
+			w := float64(st.wall) / float64(time.Microsecond) / float64(sz.n)
+			c := float64(st.cpu) / float64(time.Microsecond) / float64(sz.n)
+			perWall, perCPU = append(perWall, w), append(perCPU, c)
+			printf("| %d | %s | %d | %s | %.1f µs | %.1f µs | %s | %.1f KiB |\n", sz.n, size(filepath.Join(data, sz.file)), st.n, ms(st.wall), w, c, mib(st.rss), float64(st.rss)/float64(sz.n))
+		}
+		last := len(sizes) - 1
+		scale := perWall[last] / perWall[0]
+		printf("\nPer-Service wall time at %dk / at 1k: **%.2f×** (target ≤ 1.3×): %s; per-Service CPU time: %.2f×\n",
+			sizes[last].n/1000, scale, verdict(scale <= 1.3), perCPU[last]/perCPU[0])
+
+	}
+	if want("startup") {
+		// Start-up.
+		fmt.Fprintln(os.Stderr, "start-up")
+		st := repeat(fnc("flapp-services", "empty.yaml"), *startRuns)
+		nst := repeat(floor("empty.yaml"), *startRuns)
+		printf("\n## Start-up\n\nEmpty ResourceList, median of %d runs: flapp-services **%.1f ms**, %s (baseline %.1f ms) (target < 10 ms): %s\n",
+			*startRuns, float64(st.wall)/float64(time.Millisecond), mib(st.rss), float64(nst.wall)/float64(time.Millisecond), verdict(st.wall < 10*time.Millisecond))
+
+	}
+	if want("kustomize") {
+		// kustomize.
+		fmt.Fprintln(os.Stderr, "kustomize")
+		kust := func(dir string, alpha bool) command {
+			argv := []string{kustomize, "build"}
+			if alpha {
+				argv = append(argv, "--enable-alpha-plugins", "--enable-exec")
+			}
+			return command{name: "kustomize " + dir, argv: append(argv, filepath.Join(data, dir))}
+		}
+		withFn, alone := compare(kust("kustomize-1k", true), fnc("flapp-services", "krm-1k.yaml"), *runs)
+		flapps, plain := compare(kust("kustomize-1k-flapps", false), kust("kustomize-1k-plain", false), *runs)
+		printf("\n## Through kustomize (transformer, 50 FLApps -> 1,000 Services)\n\n")
+		printf("| command | wall (median of %d) |\n|---|---|\n", *runs)
+		printf("| `kustomize build --enable-alpha-plugins --enable-exec` with the function as transformer | %s |\n", ms(withFn.wall))
+		printf("| the function alone on the same 50 FLApps (ResourceList on stdin) | %s |\n", ms(alone.wall))
+		printf("| `kustomize build` of the 50 FLApps, no transformer | %s |\n", ms(flapps.wall))
+		printf("| `kustomize build` of the rendered output (FLApps + 1,000 Services) as plain resources | %s |\n", ms(plain.wall))
+		printf("\nThe function's own share of the transformer build: **%.0f%%** (%s of %s); the rest is kustomize handling 1,000 more resources.\n",
+			100*float64(alone.wall)/float64(withFn.wall), ms(alone.wall), ms(withFn.wall))
+
+	}
 	printf("\n- load average at end: %s\n", loadAvg())
 	if *report != "" {
 		check(os.MkdirAll(filepath.Dir(*report), 0o755))
