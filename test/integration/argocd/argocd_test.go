@@ -443,3 +443,19 @@ func TestReadmeLocalRender(t *testing.T) {
 	_, plugin := generate(t, filepath.Join(root, "examples/argocd/app"), appEnv(t, nil, nil))
 	assert.Equal(t, plugin.stdout, res.Stdout)
 }
+
+// An app directory without any object (emptied by mistake, wrong path) must
+// fail the sync rather than print nothing with exit 0, which Argo CD would
+// take as "prune everything".
+func TestEmptyAppDirFails(t *testing.T) {
+	dir := t.TempDir()
+	res := runCommand(t, readPlugin(t).Spec.Generate, dir, appEnv(t, nil, nil))
+	assert.Error(t, res.err)
+	assert.Empty(t, res.stdout)
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.yaml"), []byte("# nothing here yet\n"), 0o644))
+	res = runCommand(t, readPlugin(t).Spec.Generate, dir, appEnv(t, nil, nil))
+	assert.Error(t, res.err)
+	assert.Empty(t, res.stdout)
+	assert.NotEmpty(t, res.stderr)
+}
