@@ -114,7 +114,7 @@ func Kustomize(t testing.TB) string {
 	cmd := exec.CommandContext(ctx, "go", "install", "sigs.k8s.io/kustomize/kustomize/v5@"+KustomizeVersion)
 	// Outside any module, with the local toolchain only.
 	cmd.Dir = os.TempDir()
-	cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
+	cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOTOOLCHAIN=local", "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("installing kustomize %s: %v\n%s", KustomizeVersion, err, b)
 	}
