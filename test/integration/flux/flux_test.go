@@ -102,6 +102,12 @@ func TestCommittedRenderIsUpToDate(t *testing.T) {
 	assert.Equal(t, string(committed), res.Stdout,
 		"%s is stale: run `bin/flapp-services render %s > %s`", renderedFile, flappsDir, renderedFile)
 	checkRendered(t, h.MustParseObjects(t, committed))
+
+	// The render is a fixed point: rendering the rendered file again gives
+	// the same bytes (its own Services are recognised and replaced).
+	again := h.Run(t, h.RepoRoot(), nil, h.Binary(t), "render", renderedFile)
+	require.Equal(t, 0, again.ExitCode, again.Stderr)
+	assert.Equal(t, string(committed), again.Stdout, "render(render(x)) != render(x)")
 }
 
 // Flux builds the committed rendered folder from a GitRepository artifact.
