@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -297,4 +298,54 @@ func TestKRMAnnotations(t *testing.T) {
 				string(got), "format %s, annotations %v", fname, m)
 		}
 	}
+}
+
+// FuzzFastKRM: on any input, the fast KRM path writes what framework.Execute
+// writes and fails when it fails. Seeds: the golden inputs.
+//
+//	go test ./fn -run '^$' -fuzz FuzzFastKRM
+func FuzzFastKRM(f *testing.F) {
+	dirs, _ := filepath.Glob(filepath.Join(goldenDir, "*", "input.yaml"))
+	for _, file := range dirs {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, input []byte) {
+		want, wantErr := referenceKRM(input)
+		var got bytes.Buffer
+		gotErr := RunKRM(bytes.NewReader(input), &got, io.Discard)
+		if wantErr != nil && len(want) == 0 {
+			// Unreadable input: RunKRM answers with an error ResourceList.
+			if gotErr == nil {
+				t.Fatalf("framework.Execute failed (%v), RunKRM succeeded", wantErr)
+			}
+			return
+		}
+		if got.String() != string(want) {
+			t.Fatalf("output differs\nwant:\n%s\ngot:\n%s", want, got.String())
+		}
+		if (wantErr == nil) != (gotErr == nil) {
+			t.Fatalf("errors differ: %v / %v", wantErr, gotErr)
+		}
+	})
+}
+
+// referenceKRM is RunKRM as it was before the fast path: its processor
+// through framework.Execute, Processor building every Service node.
+func referenceKRM(input []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	rw := &kio.ByteReadWriter{Reader: bytes.NewReader(input), Writer: &buf, KeepReaderAnnotations: true}
+	p := framework.ResourceListProcessorFunc(func(rl *framework.ResourceList) error {
+		if msg := checkWrapper(rw); msg != "" {
+			rw.WrappingKind, rw.WrappingAPIVersion = kio.ResourceListKind, kio.ResourceListAPIVersion
+			rl.Results = framework.Results{{Severity: framework.Error, Message: msg}}
+			return rl.Results
+		}
+		return Processor{}.Process(rl)
+	})
+	err := framework.Execute(p, rw)
+	return buf.Bytes(), err
 }

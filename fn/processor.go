@@ -96,6 +96,7 @@ func Generate(items []*yaml.RNode, cfg Config) (*Output, framework.Results) {
 
 	out := &Output{Kept: inv.kept}
 	owners := make(map[objectKey]*flapp) // every generated Service's FLApp
+	nextIndex := make(map[string]int)     // per output file, for kpt
 	var unknownUID []string
 	for _, f := range inv.flapps {
 		ref := refOf(f.node)
@@ -135,7 +136,7 @@ func Generate(items []*yaml.RNode, cfg Config) (*Output, framework.Results) {
 		if collided {
 			continue
 		}
-		placeBeside(services, f)
+		placeBeside(services, f, nextIndex)
 		out.Services = append(out.Services, services...)
 		results = append(results, &framework.Result{
 			Severity: framework.Info, ResourceRef: ref, File: fileOf(f.file),
@@ -294,16 +295,19 @@ func pruneReason(svc *yaml.RNode, inv *inventory) string {
 }
 
 // placeBeside gives generated Services a path annotation next to their FLApp's
-// file, so kpt writes them to <dir>/<flapp>.services.yaml. Without a path on
-// the FLApp (kustomize, render mode) they get none.
-func placeBeside(services []corev1.Service, f *flapp) {
+// file, so kpt writes them to <dir>/<flapp>.services.yaml. Two FLApps of the
+// same name in one directory (leader and follower namespaces) share that file,
+// so indexes count per file: kpt rejects a repeated path and index. Without a
+// path on the FLApp (kustomize, render mode) Services get none.
+func placeBeside(services []corev1.Service, f *flapp, nextIndex map[string]int) {
 	if f.file == "" {
 		return
 	}
 	file := path.Join(path.Dir(f.file), f.app.Name+".services.yaml")
 	for i := range services {
 		services[i].Annotations[kioutil.PathAnnotation] = file
-		services[i].Annotations[kioutil.IndexAnnotation] = strconv.Itoa(i)
+		services[i].Annotations[kioutil.IndexAnnotation] = strconv.Itoa(nextIndex[file])
+		nextIndex[file]++
 	}
 }
 
