@@ -340,13 +340,8 @@ func TestSameNameFLAppsInOneDirectory(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(jobs, party+".yaml"), b, 0o644))
 		require.NoError(t, os.RemoveAll(filepath.Join(pkg, party)))
 	}
-	err := render(t, root, pkg)
-	if err != nil && strings.Contains(err.Error(), "already exists") {
-		// Known core bug, reported to the lead (/tmp/contract/BUGS-integration.md,
-		// bug 1): per-FLApp index annotations collide in a shared file.
-		t.Skipf("KNOWN CORE BUG (same-named FLApps in one directory get the same path+index): %v", err)
-	}
-	require.NoError(t, err)
+	// kpt rejects a repeated path and index: indexes must count per file.
+	require.NoError(t, render(t, root, pkg))
 	// Wherever the function puts them (one shared file or one per FLApp),
 	// all Services sit beside the FLApps, in jobs/.
 	files, err := filepath.Glob(filepath.Join(jobs, "*.services.yaml"))
