@@ -87,7 +87,7 @@ func TestGarbageCollection(t *testing.T) {
 		}
 		return true, nil
 	})
-	t.Logf("garbage collector deleted %d owned Services %s after the FLApp", len(ownedSvcs), time.Since(start).Round(100*time.Millisecond))
+	t.Logf("garbage collector deleted %d owned Services %s after the FLApp", len(ownedSvcs), time.Since(start).Round(10*time.Millisecond))
 	_, err = env.dyn.Resource(flappGVR).Namespace(ns).Get(ctxFor(t), "owned", metav1.GetOptions{})
 	require.True(t, isNotFound(err), "FLApp owned is gone: %v", err)
 

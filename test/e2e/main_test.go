@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -84,19 +85,28 @@ func run(m *testing.M) int {
 	logf("binary under test: %s", env.flapp)
 
 	// 3. The control plane, stopped on return, on SIGINT and on SIGTERM.
-	ctx := context.Background()
+	// A signal cancels a start in progress (which then stops what it
+	// started) or stops the running control plane, then exits.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	started := make(chan *cluster.Cluster, 1)
+	var (
+		mu        sync.Mutex
+		running   *cluster.Cluster
+		startDone = make(chan struct{})
+	)
 	go func() {
 		s := <-sigs
 		logf("got %v, stopping the control plane", s)
-		select {
-		case c := <-started:
-			c.Stop()
-		default:
-		}
+		cancel()
+		<-startDone
+		mu.Lock()
+		c := running
+		mu.Unlock()
+		c.Stop()
+		_ = os.RemoveAll(tmp)
 		os.Exit(130)
 	}()
 
@@ -106,11 +116,14 @@ func run(m *testing.M) int {
 		BeforeControllers: installCRD,
 		Log:               logf,
 	})
+	mu.Lock()
+	running = c
+	mu.Unlock()
+	close(startDone)
 	if err != nil {
 		logf("starting the control plane: %v", err)
 		return 1
 	}
-	started <- c
 	env.cluster = c
 	keep := os.Getenv("E2E_KEEP_DIR") != ""
 	code := 1

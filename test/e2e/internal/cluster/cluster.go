@@ -209,6 +209,9 @@ func (c *Cluster) waitFor(ctx context.Context, p *proc, what string, timeout tim
 		case <-p.done:
 			return fmt.Errorf("%s exited while waiting for %s (%v); last lines of %s:\n%s", p.name, what, p.err, p.log, Tail(p.log, 30))
 		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.Canceled) {
+				return fmt.Errorf("interrupted while waiting for %s", what)
+			}
 			return fmt.Errorf("timed out after %s waiting for %s: %v; last lines of %s:\n%s", timeout, what, last, p.log, Tail(p.log, 30))
 		case <-time.After(200 * time.Millisecond):
 		}
@@ -257,7 +260,11 @@ func (c *Cluster) startEtcd(ctx context.Context) error {
 		}
 		hc := &http.Client{Timeout: 2 * time.Second}
 		lastErr = c.waitFor(ctx, p, "etcd /health", 60*time.Second, func() error {
-			resp, err := hc.Get(client + "/health")
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, client+"/health", nil)
+			if err != nil {
+				return err
+			}
+			resp, err := hc.Do(req)
 			if err != nil {
 				return err
 			}
@@ -272,6 +279,9 @@ func (c *Cluster) startEtcd(ctx context.Context) error {
 			return nil
 		}
 		c.stopProc(p)
+		if ctx.Err() != nil {
+			return lastErr
+		}
 	}
 	return lastErr
 }
@@ -341,7 +351,7 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 			return err
 		}
 		lastErr = c.waitFor(ctx, p, "kube-apiserver /readyz", 120*time.Second, func() error {
-			return c.checkReady()
+			return c.checkReady(ctx)
 		})
 		if lastErr == nil {
 			break
@@ -361,12 +371,12 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 // self-signed and written by the API server into its cert dir; until the
 // server is up the CA is not there, so the first checks skip verification
 // and the kubeconfig then pins the CA.
-func (c *Cluster) checkReady() error {
+func (c *Cluster) checkReady(ctx context.Context) error {
 	hc := &http.Client{
 		Timeout:   3 * time.Second,
 		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, Proxy: nil}, //nolint:gosec // loopback, self-signed
 	}
-	req, err := http.NewRequest(http.MethodGet, c.Server+"/readyz", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.Server+"/readyz", nil)
 	if err != nil {
 		return err
 	}
