@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -13,9 +15,10 @@ import (
 // building and encoding yaml nodes, which is most of a kyaml function's cost.
 // Its output is byte for byte what kyaml's encoder (go.yaml.in/yaml/v3,
 // indent 2, compact sequences) writes for ServiceNode(svc): fastencode_test.go
-// proves it for the golden cases and for randomized Services. It only handles
-// strings whose YAML form it knows for certain (see scalarForm); for any
-// other string it reports false and the caller encodes that Service with
+// proves it for the golden cases and for randomized Services. It decides
+// common strings itself (scalarForm) and asks kyaml's encoder, once per
+// string, for the others (otherScalar); a string kyaml writes on more than
+// one line makes it report false, and the caller encodes that Service with
 // kyaml.
 
 // annotation is one entry of a Service's metadata.annotations in output
@@ -138,8 +141,78 @@ func (w *serviceWriter) str(s string, key bool) {
 		w.buf = append(w.buf, s...)
 		w.buf = append(w.buf, '"')
 	default:
+		w.other(s, key, false)
+	}
+}
+
+// other writes a string scalarForm does not decide, as kyaml's encoder
+// writes it on its own (memoized); strings that take more than one line
+// (block scalars, complex keys) make the whole Service go through kyaml.
+func (w *serviceWriter) other(s string, key, single bool) {
+	if text, ok := otherScalar(s, key, single); ok {
+		w.buf = append(w.buf, text...)
+	} else {
 		w.ok = false
 	}
+}
+
+type scalarKey struct {
+	s           string
+	key, single bool
+}
+
+// scalarMemo remembers how kyaml writes the strings scalarForm does not
+// decide: Services repeat them (a namespace, a UID, a path).
+var scalarMemo struct {
+	sync.Mutex
+	m map[scalarKey]string
+}
+
+const scalarMemoMax = 1 << 16
+
+// otherScalar is how kyaml's encoder writes the string s as a mapping key
+// or value (single: a value node in single-quoted style, as SetAnnotation
+// makes), found by encoding a one-entry mapping. The encoder's line width
+// is unlimited, so a scalar written on one line is written the same at any
+// indentation; ok is false when it takes more than one line.
+func otherScalar(s string, key, single bool) (string, bool) {
+	k := scalarKey{s, key, single}
+	scalarMemo.Lock()
+	text, found := scalarMemo.m[k]
+	scalarMemo.Unlock()
+	if found {
+		return text, text != ""
+	}
+	m := &yaml.Node{Kind: yaml.MappingNode}
+	if key {
+		m.Content = []*yaml.Node{str(s), str("v")}
+	} else {
+		v := str(s)
+		if single {
+			v.Style = yaml.SingleQuotedStyle
+		}
+		m.Content = []*yaml.Node{str("k"), v}
+	}
+	text = ""
+	if b, err := yaml.Marshal(m); err == nil {
+		out := string(b)
+		prefix, suffix := "k: ", "\n"
+		if key {
+			prefix, suffix = "", ": v\n"
+		}
+		if strings.HasPrefix(out, prefix) && strings.HasSuffix(out, suffix) && strings.Count(out, "\n") == 1 && !strings.HasPrefix(out, "? ") {
+			text = out[len(prefix) : len(out)-len(suffix)]
+		}
+	}
+	scalarMemo.Lock()
+	if scalarMemo.m == nil {
+		scalarMemo.m = make(map[scalarKey]string)
+	}
+	if len(scalarMemo.m) < scalarMemoMax {
+		scalarMemo.m[k] = text
+	}
+	scalarMemo.Unlock()
+	return text, text != ""
 }
 
 // line starts a new line at the Service's column plus depth levels.
@@ -206,11 +279,12 @@ func appendService(buf []byte, svc *corev1.Service, annotations []annotation, fi
 			w.buf = append(w.buf, ": "...)
 			if a.single {
 				if scalarForm(a.value, false) == formUnknown {
-					w.ok = false
+					w.other(a.value, false, true)
+				} else {
+					w.buf = append(w.buf, '\'')
+					w.buf = append(w.buf, a.value...)
+					w.buf = append(w.buf, '\'')
 				}
-				w.buf = append(w.buf, '\'')
-				w.buf = append(w.buf, a.value...)
-				w.buf = append(w.buf, '\'')
 			} else {
 				w.str(a.value, false)
 			}
