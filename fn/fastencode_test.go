@@ -171,8 +171,8 @@ func randomString(rnd *rand.Rand) string {
 // ordinaryOnly makes randomString draw only strings the fast path decides.
 var ordinaryOnly bool
 
-func randomMap(rnd *rand.Rand, max int) map[string]string {
-	n := rnd.Intn(max + 1)
+func randomMap(rnd *rand.Rand, most int) map[string]string {
+	n := rnd.Intn(most + 1)
 	if n == 0 {
 		return nil
 	}

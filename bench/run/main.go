@@ -52,17 +52,29 @@ type command struct {
 }
 
 func (c command) run() sample {
+	s, err := c.try()
+	if err != nil {
+		log.Fatal(err)
+	}
+	return s
+}
+
+func (c command) try() (sample, error) {
 	cmd := exec.Command(c.argv[0], c.argv[1:]...)
 	cmd.Env = append(os.Environ(), c.env...)
 	if c.stdin != "" {
 		f, err := os.Open(c.stdin)
-		check(err)
-		defer f.Close()
+		if err != nil {
+			return sample{}, err
+		}
+		defer func() { _ = f.Close() }()
 		cmd.Stdin = f
 	}
 	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	check(err)
-	defer devnull.Close()
+	if err != nil {
+		return sample{}, err
+	}
+	defer func() { _ = devnull.Close() }()
 	cmd.Stdout = devnull
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -70,11 +82,11 @@ func (c command) run() sample {
 	err = cmd.Run()
 	wall := time.Since(start)
 	if err != nil {
-		log.Fatalf("%s: %v\n%s", c.name, err, stderr.String())
+		return sample{}, fmt.Errorf("%s: %v\n%s", c.name, err, stderr.String())
 	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return sample{wall: wall, cpu: cpu, rss: ru.Maxrss}
+	return sample{wall: wall, cpu: cpu, rss: ru.Maxrss}, nil
 }
 
 type stats struct {
@@ -111,14 +123,6 @@ func compare(a, b command, n int) (stats, stats) {
 		fmt.Fprintf(os.Stderr, "  %s %v / %s %v\n", a.name, as[len(as)-1].wall.Round(time.Millisecond), b.name, bs[len(bs)-1].wall.Round(time.Millisecond))
 	}
 	return median(as), median(bs)
-}
-
-func repeat(c command, n int) stats {
-	var s []sample
-	for i := 0; i < n; i++ {
-		s = append(s, c.run())
-	}
-	return median(s)
 }
 
 var out bytes.Buffer
@@ -330,7 +334,7 @@ func cpuModel() string {
 	if err != nil {
 		return "?"
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	s := bufio.NewScanner(f)
 	for s.Scan() {
 		if k, v, ok := strings.Cut(s.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
