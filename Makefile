@@ -23,7 +23,9 @@ unit:
 integration: build
 	cd test/integration && FLAPP_SERVICES_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 30m ./...
 
+## e2e: build Kubernetes from source (logged as it goes; cached), then the real-cluster suite.
 e2e: build
+	bash test/e2e/hack/build-k8s.sh
 	cd test/e2e && FLAPP_SERVICES_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 80m ./...
 
 $(GOLANGCI):
