@@ -32,7 +32,13 @@ type flappShell struct {
 // decodeFLApp turns an FLApp item into the typed FLApp. Wrong field types are
 // reported with the path of the field, as precisely as encoding/json allows.
 func decodeFLApp(node *yaml.RNode) (*render.FLApp, error) {
-	data, err := node.MarshalJSON()
+	// Decode the node itself: RNode.MarshalJSON would print it as YAML and
+	// parse it again, which was nearly half the cost of a large render.
+	var m map[string]any
+	if err := node.YNode().Decode(&m); err != nil {
+		return nil, &fieldError{"", "not representable as JSON: " + err.Error()}
+	}
+	data, err := json.Marshal(m)
 	if err != nil {
 		return nil, &fieldError{"", "not representable as JSON: " + err.Error()}
 	}

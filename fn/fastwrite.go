@@ -20,25 +20,6 @@ import (
 // goes through kyaml. fastwrite_test.go compares both with the reference
 // paths on every golden case and on randomized inputs.
 
-// processTyped is Processor.Process, except that on success rl.Items holds
-// only the kept items and the generated Services are returned typed.
-func processTyped(rl *framework.ResourceList) (*Output, error) {
-	cfg, results := ParseConfig(rl.FunctionConfig)
-	var out *Output
-	if results.ExitCode() == 0 {
-		var more framework.Results
-		out, more = Generate(rl.Items, cfg)
-		results = append(results, more...)
-	}
-	results.Sort()
-	rl.Results = results
-	if results.ExitCode() != 0 {
-		return nil, results
-	}
-	rl.Items = out.Kept
-	return out, nil
-}
-
 // executeFast is framework.Execute(p, rw) for a processor p that returns the
 // generated Services typed (nil Output: nothing generated, rl.Items is the
 // whole answer). The steps are Execute's, in its order.

@@ -26,6 +26,18 @@ type Processor struct{}
 // Services. On any error it leaves rl.Items exactly as they came and returns
 // the results: a partial render must never be applied.
 func (Processor) Process(rl *framework.ResourceList) error {
+	out, err := processTyped(rl)
+	if err != nil {
+		return err
+	}
+	rl.Items = out.Nodes()
+	return nil
+}
+
+// processTyped is Process, except that on success rl.Items holds only the
+// kept items and the generated Services are returned typed, for the fast
+// writers (fastwrite.go).
+func processTyped(rl *framework.ResourceList) (*Output, error) {
 	cfg, results := ParseConfig(rl.FunctionConfig)
 	var out *Output
 	if results.ExitCode() == 0 {
@@ -36,10 +48,10 @@ func (Processor) Process(rl *framework.ResourceList) error {
 	results.Sort()
 	rl.Results = results
 	if results.ExitCode() != 0 {
-		return results
+		return nil, results
 	}
-	rl.Items = out.Nodes()
-	return nil
+	rl.Items = out.Kept
+	return out, nil
 }
 
 // Output is a successful run: the items kept as they came, in input order,
@@ -96,7 +108,7 @@ func Generate(items []*yaml.RNode, cfg Config) (*Output, framework.Results) {
 
 	out := &Output{Kept: inv.kept}
 	owners := make(map[objectKey]*flapp) // every generated Service's FLApp
-	nextIndex := make(map[string]int)     // per output file, for kpt
+	nextIndex := make(map[string]int)    // per output file, for kpt
 	var unknownUID []string
 	for _, f := range inv.flapps {
 		ref := refOf(f.node)
