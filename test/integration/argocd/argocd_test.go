@@ -212,23 +212,7 @@ func TestDestinationNamespaceIsNotInjected(t *testing.T) {
 // empty render with exit 0 would make Argo CD prune the whole application).
 func TestBadFLAppFailsWithEmptyStdout(t *testing.T) {
 	dir := appDir(t)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "zz-broken.yaml"), []byte(`apiVersion: fedlearner.k8s.io/v1alpha1
-kind: FLApp
-metadata:
-  name: no-tf
-spec:
-  role: Leader
-  peerSpecs:
-    Follower: {peerURL: "fedlearner-operator.follower.svc:8100"}
-  flReplicaSpecs:
-    Worker:
-      replicas: 1
-      template:
-        spec:
-          containers:
-            - name: main
-              image: busybox
-`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "zz-broken.yaml"), []byte(h.BrokenFLApp("")), 0o644))
 	res := runCommand(t, readPlugin(t).Spec.Generate, dir, appEnv(t, nil, nil))
 	require.Error(t, res.err, "generate must fail")
 	var ee *exec.ExitError

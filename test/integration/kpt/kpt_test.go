@@ -301,24 +301,7 @@ func TestDeletedFLAppLosesItsServicesFile(t *testing.T) {
 // nothing back.
 func TestBadFLAppFailsRenderAndWritesNothing(t *testing.T) {
 	root, pkg := sandbox(t)
-	require.NoError(t, os.WriteFile(filepath.Join(pkg, "leader/broken.yaml"), []byte(`apiVersion: fedlearner.k8s.io/v1alpha1
-kind: FLApp
-metadata:
-  name: no-tf
-  namespace: fl-leader
-spec:
-  role: Leader
-  peerSpecs:
-    Follower: {peerURL: "fedlearner-operator.follower.svc:8100"}
-  flReplicaSpecs:
-    Worker:
-      replicas: 1
-      template:
-        spec:
-          containers:
-            - name: main
-              image: busybox
-`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(pkg, "leader/broken.yaml"), []byte(h.BrokenFLApp("fl-leader")), 0o644))
 	before := snapshot(t, pkg)
 	err := render(t, root, pkg)
 	require.Error(t, err)

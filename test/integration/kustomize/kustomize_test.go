@@ -168,25 +168,7 @@ resources:
 func TestBadFLAppFailsBuild(t *testing.T) {
 	root := h.Sandbox(t, "examples/kustomize")
 	dir := filepath.Join(root, "examples/kustomize/leader")
-	writeFile(t, filepath.Join(dir, "broken.yaml"), `apiVersion: fedlearner.k8s.io/v1alpha1
-kind: FLApp
-metadata:
-  name: no-tf
-spec:
-  role: Leader
-  peerSpecs:
-    Follower: {peerURL: "fedlearner-operator.follower.svc:8100"}
-  flReplicaSpecs:
-    Worker:
-      replicas: 1
-      template:
-        spec:
-          containers:
-            - name: main
-              image: busybox
-              ports:
-                - {name: flapp-port, containerPort: 50051}
-`)
+	writeFile(t, filepath.Join(dir, "broken.yaml"), h.BrokenFLApp(""))
 	writeFile(t, filepath.Join(dir, "kustomization.yaml"), `apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 namespace: fl-leader

@@ -102,3 +102,29 @@ func LeakedAnnotations(objs []Object) []string {
 	sort.Strings(out)
 	return out
 }
+
+// BrokenFLApp is an FLApp named no-tf whose Worker has no "tensorflow"
+// container: the function must refuse it. namespace may be empty.
+func BrokenFLApp(namespace string) string {
+	ns := ""
+	if namespace != "" {
+		ns = "\n  namespace: " + namespace
+	}
+	return `apiVersion: fedlearner.k8s.io/v1alpha1
+kind: FLApp
+metadata:
+  name: no-tf` + ns + `
+spec:
+  role: Leader
+  peerSpecs:
+    Follower: {peerURL: "fedlearner-operator.follower.svc:8100"}
+  flReplicaSpecs:
+    Worker:
+      replicas: 1
+      template:
+        spec:
+          containers:
+            - name: main
+              image: busybox
+`
+}
