@@ -34,18 +34,16 @@ func RunKRM(in io.Reader, out, errOut io.Writer) (err error) {
 	// framework.Execute with Processor, but the generated Services are
 	// written by the fast encoder (fastwrite.go): the same bytes.
 	p := func(rl *framework.ResourceList) (*Output, error) {
-		var out *Output
 		if msg := checkWrapper(rw); msg != "" {
+			// Answer with a ResourceList all the same, holding the error.
 			rw.WrappingKind, rw.WrappingAPIVersion = kio.ResourceListKind, kio.ResourceListAPIVersion
 			rl.Results = framework.Results{{Severity: framework.Error, Message: msg}}
-		} else {
-			out, _ = processTyped(rl)
-		}
-		results = rl.Results
-		if results.ExitCode() != 0 {
+			results = rl.Results
 			return nil, results
 		}
-		return out, nil
+		out, err := processTyped(rl)
+		results = rl.Results
+		return out, err
 	}
 	execErr := executeFast(p, rw)
 	if execErr != nil && buf.Len() == 0 {
