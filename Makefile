@@ -6,7 +6,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 GOLANGCI := $(TOOLS)/golangci-lint
 
-.PHONY: all build test unit integration e2e lint fmt demo bench bench-data clean
+.PHONY: all build test unit integration e2e e2e-clients lint fmt demo bench bench-data clean
 
 all: build
 
@@ -27,6 +27,13 @@ integration: build
 e2e: build
 	bash test/e2e/hack/build-k8s.sh
 	cd test/e2e && FLAPP_SERVICES_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 80m ./...
+
+## e2e-clients: the real clients users run (podman, kpt, kustomize container:, Flux's
+## kustomize-controller, Helm, Argo CD's cmp-server), each built or installed by the
+## project's own scripts and cached under .cache/. One package per client under
+## test/e2e/clients/; Argo CD lives in its own Go 1.27 module (see its README).
+e2e-clients: build
+	cd test/e2e && FLAPP_SERVICES_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 80m ./clients/...
 
 $(GOLANGCI):
 	GOBIN=$(TOOLS) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
