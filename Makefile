@@ -5,8 +5,21 @@ TOOLS    := $(CURDIR)/.cache/bin
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 GOLANGCI := $(TOOLS)/golangci-lint
+ACTIONLINT_VERSION := v1.7.12
+ACTIONLINT := $(TOOLS)/actionlint-$(ACTIONLINT_VERSION)
+
+# Container image (see Dockerfile). ENGINE: podman when installed, else docker
+# (with a daemon). PLATFORMS: what image-bins cross-compiles and image-oci packs.
+IMAGE     ?= ghcr.io/fedlearner/flapp-services:$(VERSION)
+ENGINE    ?= $(shell command -v podman >/dev/null 2>&1 && echo podman || echo docker)
+PLATFORMS ?= linux/amd64 linux/arm64
+ARCH      ?= $(shell $(GO) env GOARCH)
+REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+OCI       := bin/flapp-services-oci.tar
+IMAGE_ARGS = --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION)
 
 .PHONY: all build test unit integration e2e e2e-clients lint fmt demo bench bench-data clean
+.PHONY: image image-bins image-oci image-push
 
 all: build
 
@@ -38,7 +51,13 @@ e2e-clients: build
 $(GOLANGCI):
 	GOBIN=$(TOOLS) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 
-lint: $(GOLANGCI)
+## actionlint checks every workflow: .github/workflows and the example workflow users copy.
+$(ACTIONLINT):
+	GOBIN=$(TOOLS) $(GO) install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
+	mv $(TOOLS)/actionlint $@
+
+lint: $(GOLANGCI) $(ACTIONLINT)
+	$(ACTIONLINT) .github/workflows/*.yml examples/flux/github-actions/*.yaml
 	test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GOLANGCI) run ./...
 	cd test/integration && $(GOLANGCI) run --config $(CURDIR)/.golangci.yml ./...
@@ -53,6 +72,40 @@ demo: build
 
 clean:
 	rm -rf bin
+
+## image-bins: the static binary per platform, bin/<os>_<arch>/flapp-services (what the Dockerfile packs).
+image-bins:
+	@set -e; for p in $(PLATFORMS); do os=$${p%/*}; arch=$${p#*/}; \
+	  echo "go build $$os/$$arch -> bin/$${os}_$${arch}/flapp-services"; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/$${os}_$${arch}/flapp-services .; \
+	done
+
+## image: the image for the local platform, in the local engine's store as $(IMAGE).
+## Reproducible: two runs on one commit give the same image ID (timestamps zeroed).
+image:
+	$(MAKE) image-bins PLATFORMS=linux/$(ARCH)
+ifeq ($(notdir $(ENGINE)),podman)
+	$(ENGINE) build --layers=false --timestamp 0 --platform linux/$(ARCH) $(IMAGE_ARGS) -t $(IMAGE) -f Dockerfile .
+else
+	SOURCE_DATE_EPOCH=0 $(ENGINE) buildx build --platform linux/$(ARCH) $(IMAGE_ARGS) --build-arg SOURCE_DATE_EPOCH=0 \
+	  --output type=docker,name=$(IMAGE),rewrite-timestamp=true -f Dockerfile .
+endif
+
+## image-oci: bin/flapp-services-oci.tar, an OCI archive holding a multi-arch index
+## (linux/amd64, linux/arm64), built with podman (no emulation: the Dockerfile has no RUN).
+## The index is kept in podman's store as $(IMAGE)-index for image-push.
+image-oci:
+	$(MAKE) image-bins
+	-podman manifest rm $(IMAGE)-index >/dev/null 2>&1
+	podman build --layers=false --timestamp 0 --platform $(shell echo $(PLATFORMS) | tr " " ,) $(IMAGE_ARGS) \
+	  --manifest $(IMAGE)-index -f Dockerfile .
+	rm -f $(OCI)
+	podman manifest push --all $(IMAGE)-index oci-archive:$(OCI):$(VERSION)
+
+## image-push: push the multi-arch index of image-oci to $(IMAGE) (a registry you are logged in to);
+## the digest goes to bin/flapp-services-image.digest (for signing).
+image-push: image-oci
+	podman manifest push --all --digestfile bin/flapp-services-image.digest $(IMAGE)-index docker://$(IMAGE)
 
 ## bench-data: the synthetic inputs of `make bench` (500 FLApps -> 10,000 Services, 1k/100k, kpt, render, kustomize).
 bench-data: build
