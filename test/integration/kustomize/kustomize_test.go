@@ -1,5 +1,7 @@
 // Package kustomize runs examples/kustomize with the real kustomize
-// (v5.8.1, installed by the test itself) and the freshly built binary.
+// (v5.8.1, installed by the test itself) and the freshly built binary, in the
+// exec form the README gives for development. The committed container form
+// runs through podman in test/e2e/clients/kustomize.
 package kustomize
 
 import (
@@ -32,6 +34,41 @@ func kustomize(t *testing.T) string {
 func build(t *testing.T, root, dir string) h.Result {
 	t.Helper()
 	return h.Run(t, root, nil, kustomize(t), "build", "--enable-alpha-plugins", "--enable-exec", dir)
+}
+
+// execForm is the README's "Development: exec" command, the one line that
+// switches every example from the image to bin/flapp-services.
+func execForm(t *testing.T) string {
+	t.Helper()
+	readme, err := os.ReadFile(filepath.Join(h.RepoRoot(), "examples/kustomize/README.md"))
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(readme), "\n") {
+		if strings.HasPrefix(line, "perl -pi -e ") && strings.HasSuffix(line, "examples/kustomize/*/flapp-services.yaml") {
+			return line
+		}
+	}
+	t.Fatal(`examples/kustomize/README.md: no "perl -pi -e ... examples/kustomize/*/flapp-services.yaml" line`)
+	return ""
+}
+
+// sandbox copies examples/kustomize into a temporary repository root (binary
+// at bin/flapp-services) and switches it to the exec form, verbatim as the
+// README says.
+func sandbox(t *testing.T) string {
+	t.Helper()
+	root := h.Sandbox(t, "examples/kustomize")
+	res := h.Run(t, root, nil, "bash", "-eo", "pipefail", "-c", execForm(t))
+	require.Equal(t, 0, res.ExitCode, "README exec-form command: %s", res.Stderr)
+	files, err := filepath.Glob(filepath.Join(root, "examples/kustomize/*/flapp-services.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		assert.Contains(t, string(b), "exec:\n        path: ../../../bin/flapp-services\n", f)
+		assert.NotContains(t, string(b), "container:", f)
+	}
+	return root
 }
 
 func mustBuild(t *testing.T, root, dir string) []h.Object {
@@ -67,7 +104,7 @@ func flapp(t *testing.T, objs []h.Object, key string) *unstructured.Unstructured
 // function, so the Services are generated straight into fl-leader and do not
 // carry the kustomization's labels.
 func TestLeaderConfigMap(t *testing.T) {
-	root := h.Sandbox(t, "examples/kustomize")
+	root := sandbox(t)
 	objs := mustBuild(t, root, "examples/kustomize/leader")
 
 	app := flapp(t, objs, "fl-leader/mnist")
@@ -83,7 +120,7 @@ func TestLeaderConfigMap(t *testing.T) {
 
 // The follower, configured by the typed FLAppServices kind.
 func TestFollowerTypedConfig(t *testing.T) {
-	root := h.Sandbox(t, "examples/kustomize")
+	root := sandbox(t)
 	objs := mustBuild(t, root, "examples/kustomize/follower")
 
 	flapp(t, objs, "fl-follower/mnist")
@@ -97,7 +134,7 @@ func TestFollowerTypedConfig(t *testing.T) {
 // An overlay above the kustomization that ran the function moves FLApp and
 // Services together and may add metadata labels; selectors are untouched.
 func TestStagingOverlay(t *testing.T) {
-	root := h.Sandbox(t, "examples/kustomize")
+	root := sandbox(t)
 	objs := mustBuild(t, root, "examples/kustomize/staging")
 
 	app := flapp(t, objs, "fl-leader-staging/mnist")
@@ -111,7 +148,7 @@ func TestStagingOverlay(t *testing.T) {
 // namespace, the Services follow them, and their selector stays the four
 // operator labels (the operator labels pods with the final FLApp name).
 func TestBuiltinsInSameKustomizationRunFirst(t *testing.T) {
-	root := h.Sandbox(t, "examples/kustomize")
+	root := sandbox(t)
 	dir := filepath.Join(root, "examples/kustomize/leader")
 	writeFile(t, filepath.Join(dir, "kustomization.yaml"), `apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
@@ -145,7 +182,7 @@ func TestCommonLabelsInOverlayRewritesSelectors(t *testing.T) {
 		"labels with includeSelectors": "labels:\n  - pairs:\n      team: a\n    includeSelectors: true\n",
 	} {
 		t.Run(name, func(t *testing.T) {
-			root := h.Sandbox(t, "examples/kustomize")
+			root := sandbox(t)
 			dir := filepath.Join(root, "examples/kustomize/pitfall")
 			require.NoError(t, os.MkdirAll(dir, 0o755))
 			writeFile(t, filepath.Join(dir, "kustomization.yaml"), `apiVersion: kustomize.config.k8s.io/v1beta1
@@ -166,7 +203,7 @@ resources:
 // A bad FLApp fails the whole build, and the function's own message is
 // visible in kustomize's error output.
 func TestBadFLAppFailsBuild(t *testing.T) {
-	root := h.Sandbox(t, "examples/kustomize")
+	root := sandbox(t)
 	dir := filepath.Join(root, "examples/kustomize/leader")
 	writeFile(t, filepath.Join(dir, "broken.yaml"), h.BrokenFLApp(""))
 	writeFile(t, filepath.Join(dir, "kustomization.yaml"), `apiVersion: kustomize.config.k8s.io/v1beta1
@@ -185,21 +222,22 @@ transformers:
 	assert.Contains(t, res.Stderr, "tensorflow", "the function's message (no tensorflow container) is visible")
 }
 
-// The container-mode variant is documentation only (no container engine on
-// CI), but it must stay a well-formed drop-in for leader/flapp-services.yaml.
-func TestContainerVariantIsWellFormed(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(h.RepoRoot(), "examples/kustomize/container/flapp-services.yaml"))
+// The committed examples show the image first: every function config is a
+// `container:` entry naming the published image (run for real through podman
+// by test/e2e/clients/kustomize).
+func TestExamplesUseTheImage(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(h.RepoRoot(), "examples/kustomize/*/flapp-services.yaml"))
 	require.NoError(t, err)
-	objs := h.MustParseObjects(t, b)
-	require.Len(t, objs, 1)
-	u := unstructured.Unstructured{Object: objs[0]}
-	assert.Equal(t, "FLAppServices", u.GetKind())
-	fn := u.GetAnnotations()["config.kubernetes.io/function"]
-	assert.Contains(t, fn, "container:")
-	assert.Contains(t, fn, "image: ghcr.io/fedlearner/flapp-services:")
-	readme, err := os.ReadFile(filepath.Join(h.RepoRoot(), "examples/kustomize/README.md"))
-	require.NoError(t, err)
-	assert.Contains(t, string(readme), "container/flapp-services.yaml")
+	require.Len(t, files, 3, "leader, follower, scale-up")
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		objs := h.MustParseObjects(t, b)
+		require.Len(t, objs, 1, f)
+		u := unstructured.Unstructured{Object: objs[0]}
+		fn := u.GetAnnotations()["config.kubernetes.io/function"]
+		assert.Regexp(t, `^container:\n  image: ghcr\.io/fedlearner/flapp-services:v\d+\.\d+\.\d+\n$`, fn, f)
+	}
 }
 
 func writeFile(t *testing.T, path, content string) {
@@ -207,18 +245,19 @@ func writeFile(t *testing.T, path, content string) {
 	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
 }
 
-// Every `.cache/bin/kustomize build ...` line of the README runs verbatim from
-// the repository root and succeeds.
+// Every `.cache/bin/kustomize build --enable-alpha-plugins --enable-exec ...`
+// line of the README (the development form) runs verbatim from the repository
+// root and succeeds.
 func TestReadmeCommands(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join(h.RepoRoot(), "examples/kustomize/README.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(readme), "GOBIN=$PWD/.cache/bin go install sigs.k8s.io/kustomize/kustomize/v5@"+h.KustomizeVersion)
-	root := h.Sandbox(t, "examples/kustomize")
+	root := sandbox(t)
 	require.NoError(t, os.MkdirAll(filepath.Join(root, ".cache/bin"), 0o755))
 	require.NoError(t, os.Symlink(kustomize(t), filepath.Join(root, ".cache/bin/kustomize")))
 	var ran int
 	for _, line := range strings.Split(string(readme), "\n") {
-		if !strings.HasPrefix(line, ".cache/bin/kustomize build ") {
+		if !strings.HasPrefix(line, ".cache/bin/kustomize build --enable-alpha-plugins --enable-exec ") {
 			continue
 		}
 		ran++
@@ -233,7 +272,7 @@ func TestReadmeCommands(t *testing.T) {
 // An overlay that patches the FLApp re-runs the function: it replaces the
 // base's Services and adds the missing ones.
 func TestScaleUpOverlayReRunsFunction(t *testing.T) {
-	root := h.Sandbox(t, "examples/kustomize")
+	root := sandbox(t)
 	objs := mustBuild(t, root, "examples/kustomize/scale-up")
 	var want []h.ServiceSpec
 	want = append(want, h.Replicas("mnist", "fl-leader", "Leader", "Master", 1, flappPort)...)
@@ -247,7 +286,7 @@ func TestScaleUpOverlayReRunsFunction(t *testing.T) {
 // Services above the new replica count; without re-running, they stay stale
 // (the pitfall the scale-up README section warns about).
 func TestScaleDownOverlay(t *testing.T) {
-	root := h.Sandbox(t, "examples/kustomize")
+	root := sandbox(t)
 	dir := filepath.Join(root, "examples/kustomize/scale-up")
 	b, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
 	require.NoError(t, err)
@@ -272,7 +311,7 @@ func TestScaleDownOverlay(t *testing.T) {
 // namePrefix in an overlay above the function renames FLApp and Services but
 // leaves app-name in the selectors: the README says never to do that.
 func TestNamePrefixInOverlayKeepsOldSelector(t *testing.T) {
-	root := h.Sandbox(t, "examples/kustomize")
+	root := sandbox(t)
 	dir := filepath.Join(root, "examples/kustomize/pitfall")
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	writeFile(t, filepath.Join(dir, "kustomization.yaml"), "resources:\n  - ../leader\nnamePrefix: x-\n")
