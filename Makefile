@@ -36,10 +36,11 @@ unit:
 integration: build
 	cd test/integration && FLAPP_SERVICES_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 30m ./...
 
-## e2e: build Kubernetes from source (logged as it goes; cached), then the real-cluster suite.
+## e2e: build Kubernetes from source (logged as it goes; cached), then the real-cluster suite
+## (test/e2e without clients/, which is e2e-clients').
 e2e: build
 	bash test/e2e/hack/build-k8s.sh
-	cd test/e2e && FLAPP_SERVICES_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 80m ./...
+	cd test/e2e && FLAPP_SERVICES_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 80m $$($(GO) list ./... | grep -v /clients/)
 
 ## e2e-clients: the real clients users run (podman, kpt, kustomize container:, Flux's
 ## kustomize-controller, Helm, Argo CD's cmp-server), each built or installed by the
