@@ -47,6 +47,8 @@ e2e: build
 ## project's own scripts and cached under .cache/. One package per client under
 ## test/e2e/clients/; Argo CD lives in its own Go 1.27 module (see its README).
 e2e-clients: build
+	bash test/e2e/hack/podman.sh >/dev/null
+	bash test/e2e/hack/build-kpt.sh >/dev/null
 	cd test/e2e && FLAPP_SERVICES_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 80m ./clients/...
 
 $(GOLANGCI):
