@@ -145,17 +145,30 @@ func freePorts(n int) ([]int, error) {
 }
 
 func (c *Cluster) start(name string, args ...string) (*proc, error) {
+	return c.startPath(name, filepath.Join(c.BinDir, name), nil, args...)
+}
+
+// StartProcess starts another long-running process beside the control plane
+// (a controller under test, say) the same way as the control plane's own:
+// log in <Dir>/<name>.log (see Log), the minimal environment plus env, a
+// parent-death signal, and stopped by PID in Stop, before the control plane.
+func (c *Cluster) StartProcess(name, path string, env []string, args ...string) error {
+	_, err := c.startPath(name, path, env, args...)
+	return err
+}
+
+func (c *Cluster) startPath(name, path string, env []string, args ...string) (*proc, error) {
 	logPath := filepath.Join(c.Dir, name+".log")
 	f, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(filepath.Join(c.BinDir, name), args...)
+	cmd := exec.Command(path, args...)
 	cmd.Dir = c.Dir
 	cmd.Stdout = f
 	cmd.Stderr = f
 	// Minimal environment: no proxies, so all traffic stays on loopback.
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + c.Dir, "NO_PROXY=*"}
+	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + c.Dir, "NO_PROXY=*"}, env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		// Killed by the kernel if the test binary dies without cleaning up
 		// (for example when `go test -timeout` aborts it).
