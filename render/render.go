@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -162,8 +163,6 @@ func checkReplicaType(app *FLApp, name string, path *field.Path, prefixOK bool) 
 	spec := app.Spec.FLReplicaSpecs[name]
 	rt := replicaType{name: name, replicas: Replicas(spec)}
 
-	// The type is the middle of a DNS-1035 name: check its characters in a
-	// minimal name, and the length with the real, longest one.
 	// The type is the middle of every Service name and the fl-replica-type
 	// label value: check its characters as a label value and inside a minimal
 	// DNS-1035 name, then the length with the real, longest name.
@@ -243,7 +242,7 @@ func servicePorts(ports []corev1.ContainerPort, path *field.Path) ([]corev1.Serv
 		if protocol == "" {
 			protocol = corev1.ProtocolTCP
 		}
-		if !isSupported(protocol) {
+		if !slices.Contains(supportedProtocols, protocol) {
 			errs = append(errs, field.NotSupported(ppath.Child("protocol"), p.Protocol, supportedProtocols))
 			ok = false
 		}
@@ -279,15 +278,6 @@ func servicePorts(ports []corev1.ContainerPort, path *field.Path) ([]corev1.Serv
 	return out, errs
 }
 
-func isSupported(p corev1.Protocol) bool {
-	for _, s := range supportedProtocols {
-		if p == s {
-			return true
-		}
-	}
-	return false
-}
-
 func (p *plan) services() []corev1.Service {
 	var n int
 	for _, t := range p.types {
@@ -297,12 +287,11 @@ func (p *plan) services() []corev1.Service {
 	for _, t := range p.types {
 		lowerType := strings.ToLower(t.name)
 		for i := 0; i < int(t.replicas); i++ {
-			index := strconv.Itoa(i)
 			selector := map[string]string{
 				LabelAppName:      p.app.Name,
 				LabelRole:         p.role,
 				LabelReplicaType:  lowerType,
-				LabelReplicaIndex: index,
+				LabelReplicaIndex: strconv.Itoa(i),
 			}
 			labels := make(map[string]string, len(selector)+1)
 			for k, v := range selector {
@@ -312,7 +301,7 @@ func (p *plan) services() []corev1.Service {
 			out = append(out, corev1.Service{
 				TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 				ObjectMeta: metav1.ObjectMeta{
-					Name:            p.app.Name + "-" + p.role + "-" + lowerType + "-" + index,
+					Name:            ServiceName(p.app.Name, p.role, lowerType, i),
 					Namespace:       p.app.Namespace,
 					Labels:          labels,
 					Annotations:     map[string]string{AnnotationFLAppName: p.app.Name},

@@ -1,5 +1,3 @@
-// Package render turns a typed FLApp into the Services the fedlearner operator
-// creates for it. It is pure: no YAML, no I/O.
 package render
 
 import (

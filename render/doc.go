@@ -1,0 +1,8 @@
+// Package render turns a typed FLApp into the Services the fedlearner operator
+// creates for it: the operator's names, labels, selector, ports and owner
+// reference, validated with field paths before anything is allocated.
+//
+// It is pure: typed values in, typed values out. It must never import a YAML
+// library, do I/O, or import another package of this module; the KRM glue
+// (package fn) depends on it, never the other way.
+package render
