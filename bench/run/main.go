@@ -6,7 +6,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"flag"
 	"fmt"
@@ -17,7 +16,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -34,95 +32,6 @@ var (
 
 func want(section string) bool {
 	return *only == "" || slices.Contains(strings.Split(*only, ","), section)
-}
-
-// sample is one run of a command.
-type sample struct {
-	wall time.Duration
-	cpu  time.Duration // user + system
-	rss  int64         // KiB
-}
-
-// command is a process to measure: argv and a file for stdin.
-type command struct {
-	name  string
-	argv  []string
-	stdin string
-	env   []string
-}
-
-func (c command) run() sample {
-	s, err := c.try()
-	if err != nil {
-		log.Fatal(err)
-	}
-	return s
-}
-
-func (c command) try() (sample, error) {
-	cmd := exec.Command(c.argv[0], c.argv[1:]...)
-	cmd.Env = append(os.Environ(), c.env...)
-	if c.stdin != "" {
-		f, err := os.Open(c.stdin)
-		if err != nil {
-			return sample{}, err
-		}
-		defer func() { _ = f.Close() }()
-		cmd.Stdin = f
-	}
-	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	if err != nil {
-		return sample{}, err
-	}
-	defer func() { _ = devnull.Close() }()
-	cmd.Stdout = devnull
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	start := time.Now()
-	err = cmd.Run()
-	wall := time.Since(start)
-	if err != nil {
-		return sample{}, fmt.Errorf("%s: %v\n%s", c.name, err, stderr.String())
-	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return sample{wall: wall, cpu: cpu, rss: ru.Maxrss}, nil
-}
-
-type stats struct {
-	wall, cpu time.Duration
-	rss       int64
-	n         int
-}
-
-func median(samples []sample) stats {
-	walls := make([]time.Duration, len(samples))
-	cpus := make([]time.Duration, len(samples))
-	rsss := make([]int64, len(samples))
-	for i, s := range samples {
-		walls[i], cpus[i], rsss[i] = s.wall, s.cpu, s.rss
-	}
-	slices.Sort(walls)
-	slices.Sort(cpus)
-	slices.Sort(rsss)
-	return stats{wall: walls[len(walls)/2], cpu: cpus[len(cpus)/2], rss: rsss[len(rsss)/2], n: len(samples)}
-}
-
-// compare runs a and b alternately (a, b, b, a, a, b, ...: each goes first
-// equally often) n times each.
-func compare(a, b command, n int) (stats, stats) {
-	var as, bs []sample
-	for i := 0; i < n; i++ {
-		if i%2 == 0 {
-			as = append(as, a.run())
-			bs = append(bs, b.run())
-		} else {
-			bs = append(bs, b.run())
-			as = append(as, a.run())
-		}
-		fmt.Fprintf(os.Stderr, "  %s %v / %s %v\n", a.name, as[len(as)-1].wall.Round(time.Millisecond), b.name, bs[len(bs)-1].wall.Round(time.Millisecond))
-	}
-	return median(as), median(bs)
 }
 
 var out bytes.Buffer
@@ -307,71 +216,5 @@ func main() {
 		check(os.MkdirAll(filepath.Dir(*report), 0o755))
 		check(os.WriteFile(*report, out.Bytes(), 0o644))
 		fmt.Fprintln(os.Stderr, "report written to", *report)
-	}
-}
-
-func goCmd(args ...string) {
-	cmd := exec.Command("go", args...)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	check(cmd.Run())
-}
-
-func output(name string, args ...string) string {
-	b, err := exec.Command(name, args...).Output()
-	if err != nil {
-		return "?"
-	}
-	return string(b)
-}
-
-func goVersion() string {
-	return strings.TrimPrefix(strings.TrimSpace(output("go", "env", "GOVERSION")), "go")
-}
-
-func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return "?"
-	}
-	defer func() { _ = f.Close() }()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if k, v, ok := strings.Cut(s.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "?"
-}
-
-func memTotal() string {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return "?"
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	return strings.Join(strings.Fields(line), " ")
-}
-
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	return strings.Join(f[:3], " ")
-}
-
-func size(path string) string {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return "?"
-	}
-	return fmt.Sprintf("%.1f MB", float64(fi.Size())/1e6)
-}
-
-func check(err error) {
-	if err != nil {
-		log.Fatal(err)
 	}
 }

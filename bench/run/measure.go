@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"slices"
+	"syscall"
+	"time"
+)
+
+// sample is one run of a command.
+type sample struct {
+	wall time.Duration
+	cpu  time.Duration // user + system
+	rss  int64         // KiB
+}
+
+// command is a process to measure: argv and a file for stdin.
+type command struct {
+	name  string
+	argv  []string
+	stdin string
+	env   []string
+}
+
+func (c command) run() sample {
+	s, err := c.try()
+	if err != nil {
+		log.Fatal(err)
+	}
+	return s
+}
+
+func (c command) try() (sample, error) {
+	cmd := exec.Command(c.argv[0], c.argv[1:]...)
+	cmd.Env = append(os.Environ(), c.env...)
+	if c.stdin != "" {
+		f, err := os.Open(c.stdin)
+		if err != nil {
+			return sample{}, err
+		}
+		defer func() { _ = f.Close() }()
+		cmd.Stdin = f
+	}
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return sample{}, err
+	}
+	defer func() { _ = devnull.Close() }()
+	cmd.Stdout = devnull
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	err = cmd.Run()
+	wall := time.Since(start)
+	if err != nil {
+		return sample{}, fmt.Errorf("%s: %v\n%s", c.name, err, stderr.String())
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return sample{wall: wall, cpu: cpu, rss: ru.Maxrss}, nil
+}
+
+type stats struct {
+	wall, cpu time.Duration
+	rss       int64
+	n         int
+}
+
+func median(samples []sample) stats {
+	walls := make([]time.Duration, len(samples))
+	cpus := make([]time.Duration, len(samples))
+	rsss := make([]int64, len(samples))
+	for i, s := range samples {
+		walls[i], cpus[i], rsss[i] = s.wall, s.cpu, s.rss
+	}
+	slices.Sort(walls)
+	slices.Sort(cpus)
+	slices.Sort(rsss)
+	return stats{wall: walls[len(walls)/2], cpu: cpus[len(cpus)/2], rss: rsss[len(rsss)/2], n: len(samples)}
+}
+
+// compare runs a and b alternately (a, b, b, a, a, b, ...: each goes first
+// equally often) n times each.
+func compare(a, b command, n int) (stats, stats) {
+	var as, bs []sample
+	for i := 0; i < n; i++ {
+		if i%2 == 0 {
+			as = append(as, a.run())
+			bs = append(bs, b.run())
+		} else {
+			bs = append(bs, b.run())
+			as = append(as, a.run())
+		}
+		fmt.Fprintf(os.Stderr, "  %s %v / %s %v\n", a.name, as[len(as)-1].wall.Round(time.Millisecond), b.name, bs[len(bs)-1].wall.Round(time.Millisecond))
+	}
+	return median(as), median(bs)
+}
