@@ -1,23 +1,16 @@
 // Command flapp-services renders the Services of fedlearner FLApps, as a KRM
-// function or standalone. See fn.NewCommand.
+// function or standalone. The command line is internal/cli.
 package main
 
 import (
-	"errors"
-	"fmt"
 	"os"
 
-	"github.com/fedlearner/flapp-services/fn"
+	"github.com/fedlearner/flapp-services/internal/cli"
 )
 
 // version is set at build time (-ldflags -X main.version=...).
 var version = "dev"
 
 func main() {
-	if err := fn.NewCommand(version).Execute(); err != nil {
-		if !errors.Is(err, fn.ErrFailed) {
-			fmt.Fprintln(os.Stderr, "error:", err)
-		}
-		os.Exit(1)
-	}
+	os.Exit(cli.Main(version, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 
@@ -14,8 +12,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 )
 
-// Benchmarks of the whole KRM and render paths on the synthetic FLApps of
-// `make bench` (bench/benchdata). Run with
+// Benchmarks of the whole KRM path on the synthetic FLApps of `make bench`
+// (bench/benchdata); render mode's is in internal/cli. Run with
 //
 //	go test ./fn -run '^$' -bench . -benchmem -cpuprofile cpu.prof
 
@@ -64,7 +62,7 @@ func BenchmarkKRM10k(b *testing.B) {
 }
 
 // BenchmarkKRM10kReference is the same through framework.Execute and
-// ServiceNode, the reference path the golden tests use.
+// Processor (a yaml node per Service), the reference path the golden tests use.
 func BenchmarkKRM10kReference(b *testing.B) {
 	benchInputs(b)
 	b.ReportAllocs()
@@ -93,24 +91,6 @@ func BenchmarkFloor10k(b *testing.B) {
 	for b.Loop() {
 		rw := &kio.ByteReadWriter{Reader: bytes.NewReader(benchInput.floor10k), Writer: io.Discard, KeepReaderAnnotations: true}
 		if err := framework.Execute(noop, rw); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkRender10k: `flapp-services render` on 500 FLApp files.
-func BenchmarkRender10k(b *testing.B) {
-	dir := b.TempDir()
-	for i := 0; i < 500; i++ {
-		var doc bytes.Buffer
-		benchdata.WriteFLApp(&doc, i, "", false)
-		if err := os.WriteFile(filepath.Join(dir, benchdata.AppName(i)+".yaml"), doc.Bytes(), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := RunRender(RenderOptions{Paths: []string{dir}}, nil, io.Discard, io.Discard); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -2,7 +2,7 @@ package fn
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -13,8 +13,8 @@ import (
 
 // The typed function config.
 const (
-	ConfigAPIVersion = "fn.fedlearner.k8s.io/v1alpha1"
-	ConfigKind       = "FLAppServices"
+	configAPIVersion = "fn.fedlearner.k8s.io/v1alpha1"
+	configKind       = "FLAppServices"
 )
 
 // Setting names, shared by the ConfigMap's data and the typed spec.
@@ -62,21 +62,21 @@ func ParseConfig(node *yaml.RNode) (Config, framework.Results) {
 		if node.Field("binaryData") != nil {
 			return cfg, framework.Results{configError(node, "binaryData", "binaryData is not supported: put the settings in data")}
 		}
-	case kind == ConfigKind && apiVersion == ConfigAPIVersion:
+	case kind == configKind && apiVersion == configAPIVersion:
 		settings, prefix = fieldValue(node, "spec"), "spec"
 		var unknown []string
-		for _, k := range keysOf(node) {
-			if k != "apiVersion" && k != "kind" && k != "metadata" && k != "spec" {
+		for _, k := range fieldNames(node) {
+			if !slices.Contains([]string{"apiVersion", "kind", "metadata", "spec"}, k) {
 				unknown = append(unknown, k)
 			}
 		}
 		if len(unknown) > 0 {
 			return cfg, framework.Results{configError(node, unknown[0],
-				fmt.Sprintf("unknown field(s) %s in %s: settings belong under spec", strings.Join(unknown, ", "), ConfigKind))}
+				fmt.Sprintf("unknown field(s) %s in %s: settings belong under spec", strings.Join(unknown, ", "), configKind))}
 		}
 	default:
 		return cfg, framework.Results{configError(node, "kind", fmt.Sprintf(
-			"unsupported functionConfig %s %s: use a v1 ConfigMap or %s %s", apiVersion, kind, ConfigAPIVersion, ConfigKind))}
+			"unsupported functionConfig %s %s: use a v1 ConfigMap or %s %s", apiVersion, kind, configAPIVersion, configKind))}
 	}
 	if settings == nil || settings.IsNilOrEmpty() {
 		return cfg, nil
@@ -87,15 +87,17 @@ func ParseConfig(node *yaml.RNode) (Config, framework.Results) {
 
 	var results framework.Results
 	var unknown []string
-	for _, key := range keysOf(settings) {
+	for _, key := range fieldNames(settings) {
 		value := settings.Field(key).Value.YNode()
 		path := prefix + "." + key
 		switch key {
 		case settingOwnerReferences:
-			policy := render.OwnerReferencePolicy(value.Value)
-			if value.Kind != yaml.ScalarNode || !validPolicy(policy) {
-				results = append(results, configError(node, path, fmt.Sprintf(
-					"%s must be one of %s, not %q", key, policyList(), value.Value)))
+			policy, err := ParseOwnerReferences(key, value.Value)
+			if value.Kind != yaml.ScalarNode && err == nil {
+				err = policyError(key, value.Value)
+			}
+			if err != nil {
+				results = append(results, configError(node, path, err.Error()))
 				continue
 			}
 			cfg.OwnerReferences = policy
@@ -120,78 +122,20 @@ func ParseConfig(node *yaml.RNode) (Config, framework.Results) {
 	return cfg, results
 }
 
-func validPolicy(p render.OwnerReferencePolicy) bool {
-	for _, v := range render.OwnerReferencePolicies {
-		if p == v {
-			return true
-		}
+// ParseOwnerReferences reads the owner-reference policy named by the
+// setting or flag name.
+func ParseOwnerReferences(name, value string) (render.OwnerReferencePolicy, error) {
+	policy := render.OwnerReferencePolicy(value)
+	if !slices.Contains(render.OwnerReferencePolicies, policy) {
+		return "", policyError(name, value)
 	}
-	return false
+	return policy, nil
 }
 
-func policyList() string {
+func policyError(name, value string) error {
 	s := make([]string, len(render.OwnerReferencePolicies))
 	for i, p := range render.OwnerReferencePolicies {
 		s[i] = string(p)
 	}
-	return strings.Join(s, ", ")
-}
-
-func configError(node *yaml.RNode, path, msg string) *framework.Result {
-	r := &framework.Result{Severity: framework.Error, Message: "functionConfig: " + msg, ResourceRef: refOf(node)}
-	if path != "" {
-		r.Field = &framework.Field{Path: path}
-	}
-	return r
-}
-
-// keysOf lists a mapping node's keys in document order.
-func keysOf(node *yaml.RNode) []string {
-	content := node.YNode().Content
-	keys := make([]string, 0, len(content)/2)
-	for i := 0; i+1 < len(content); i += 2 {
-		keys = append(keys, content[i].Value)
-	}
-	return keys
-}
-
-// stringField is a top-level scalar's value, or "" when absent or not a scalar.
-func stringField(node *yaml.RNode, name string) string {
-	f := node.Field(name)
-	if f == nil || f.Value.YNode().Kind != yaml.ScalarNode {
-		return ""
-	}
-	return f.Value.YNode().Value
-}
-
-// refOf identifies an object for a result, as far as it can be identified.
-func refOf(node *yaml.RNode) *yaml.ResourceIdentifier {
-	if node == nil || node.YNode().Kind != yaml.MappingNode {
-		return nil
-	}
-	ref := &yaml.ResourceIdentifier{
-		TypeMeta: yaml.TypeMeta{APIVersion: stringField(node, "apiVersion"), Kind: stringField(node, "kind")},
-	}
-	ref.Name, ref.Namespace = metaString(node, "name"), metaString(node, "namespace")
-	if *ref == (yaml.ResourceIdentifier{}) {
-		return nil
-	}
-	return ref
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// fieldValue is a top-level field's value node, or nil.
-func fieldValue(node *yaml.RNode, name string) *yaml.RNode {
-	if f := node.Field(name); f != nil {
-		return f.Value
-	}
-	return nil
+	return fmt.Errorf("%s must be one of %s, not %q", name, strings.Join(s, ", "), value)
 }

@@ -4,20 +4,27 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/fedlearner/flapp-services/render"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// fieldError is a decoding problem at a field path.
-type fieldError struct {
+// decodeError is why an FLApp item does not decode: a problem at a field
+// path ("" for the whole object).
+type decodeError struct {
 	path, msg string
 }
 
-func (e *fieldError) Error() string { return e.path + ": " + e.msg }
+func (e *decodeError) Error() string {
+	if e.path == "" {
+		return e.msg
+	}
+	return e.path + ": " + e.msg
+}
 
 // flappShell decodes an FLApp with its replica specs kept raw, so each one can
 // be decoded on its own and a type error can name the replica type.
@@ -29,18 +36,19 @@ type flappShell struct {
 	} `json:"spec"`
 }
 
-// decodeFLApp turns an FLApp item into the typed FLApp. Wrong field types are
-// reported with the path of the field, as precisely as encoding/json allows.
+// decodeFLApp turns an FLApp item into the typed FLApp. Its errors are
+// *decodeError: wrong field types are reported with the path of the field,
+// as precisely as encoding/json allows.
 func decodeFLApp(node *yaml.RNode) (*render.FLApp, error) {
-	// Decode the node itself: RNode.MarshalJSON would print it as YAML and
-	// parse it again, which was nearly half the cost of a large render.
+	// The node itself is decoded: RNode.MarshalJSON would print it as YAML
+	// and parse it again.
 	var m map[string]any
 	if err := node.YNode().Decode(&m); err != nil {
-		return nil, &fieldError{"", "not representable as JSON: " + err.Error()}
+		return nil, &decodeError{"", "not representable as JSON: " + err.Error()}
 	}
 	data, err := json.Marshal(m)
 	if err != nil {
-		return nil, &fieldError{"", "not representable as JSON: " + err.Error()}
+		return nil, &decodeError{"", "not representable as JSON: " + err.Error()}
 	}
 	var shell flappShell
 	if err := json.Unmarshal(data, &shell); err != nil {
@@ -54,12 +62,8 @@ func decodeFLApp(node *yaml.RNode) (*render.FLApp, error) {
 	}
 	if shell.Spec.FLReplicaSpecs != nil {
 		app.Spec.FLReplicaSpecs = make(map[string]render.ReplicaSpec, len(shell.Spec.FLReplicaSpecs))
-		names := make([]string, 0, len(shell.Spec.FLReplicaSpecs))
-		for name := range shell.Spec.FLReplicaSpecs {
-			names = append(names, name)
-		}
-		sort.Strings(names) // the first error reported must not depend on map order
-		for _, name := range names {
+		// The first error reported must not depend on map order.
+		for _, name := range slices.Sorted(maps.Keys(shell.Spec.FLReplicaSpecs)) {
 			var spec render.ReplicaSpec
 			if err := json.Unmarshal(shell.Spec.FLReplicaSpecs[name], &spec); err != nil {
 				return nil, jsonError(err, "spec.flReplicaSpecs["+name+"]")
@@ -70,7 +74,7 @@ func decodeFLApp(node *yaml.RNode) (*render.FLApp, error) {
 	return &app, nil
 }
 
-func jsonError(err error, prefix string) error {
+func jsonError(err error, prefix string) *decodeError {
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &typeErr) {
 		path := prefix
@@ -82,11 +86,11 @@ func jsonError(err error, prefix string) error {
 			}
 			path += typeErr.Field
 		}
-		return &fieldError{path, fmt.Sprintf("wrong type: got %s, want %s", typeErr.Value, kindName(typeErr.Type))}
+		return &decodeError{path, fmt.Sprintf("wrong type: got %s, want %s", typeErr.Value, kindName(typeErr.Type))}
 	}
 	msg := err.Error()
 	msg = strings.TrimPrefix(msg, "json: ")
-	return &fieldError{prefix, msg}
+	return &decodeError{prefix, msg}
 }
 
 // kindName says a Go type the way a manifest author thinks of it.

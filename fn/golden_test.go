@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/fedlearner/flapp-services/internal/fastyaml"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
@@ -151,6 +152,6 @@ func withoutResults(t *testing.T, rl []byte) string {
 func encode(t *testing.T, out *Output) string {
 	t.Helper()
 	var buf bytes.Buffer
-	require.NoError(t, kio.ByteWriter{Writer: &buf}.Write((&Output{Services: out.Services}).Nodes()))
+	require.NoError(t, kio.ByteWriter{Writer: &buf}.Write(fastyaml.WithServiceNodes(nil, out.Services)))
 	return buf.String()
 }

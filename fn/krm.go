@@ -2,10 +2,14 @@ package fn
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
+	"github.com/fedlearner/flapp-services/internal/fastyaml"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -16,7 +20,7 @@ var resourceListVersions = []string{"config.kubernetes.io/v1", "config.kubernete
 
 // ErrFailed is returned after a failure has been fully reported (results and
 // stderr); the caller only has to exit non-zero.
-var ErrFailed = fmt.Errorf("flapp-services failed")
+var ErrFailed = errors.New("flapp-services failed")
 
 // RunKRM is the KRM function mode: a ResourceList on in, a ResourceList on
 // out. The output is buffered and written whole, also on failure, when it is
@@ -31,21 +35,19 @@ func RunKRM(in io.Reader, out, errOut io.Writer) (err error) {
 	}()
 	rw := &kio.ByteReadWriter{Reader: in, Writer: &buf, KeepReaderAnnotations: true}
 	var results framework.Results
-	// framework.Execute with Processor, but the generated Services are
-	// written by the fast encoder (fastwrite.go): the same bytes.
-	p := func(rl *framework.ResourceList) (*Output, error) {
+	generate := func(rl *framework.ResourceList) ([]corev1.Service, error) {
 		if msg := checkWrapper(rw); msg != "" {
 			// Answer with a ResourceList all the same, holding the error.
 			rw.WrappingKind, rw.WrappingAPIVersion = kio.ResourceListKind, kio.ResourceListAPIVersion
-			rl.Results = framework.Results{{Severity: framework.Error, Message: msg}}
+			rl.Results = framework.Results{runError(msg)}
 			results = rl.Results
 			return nil, results
 		}
-		out, err := processTyped(rl)
+		services, err := generateFor(rl)
 		results = rl.Results
-		return out, err
+		return services, err
 	}
-	execErr := executeFast(p, rw)
+	execErr := fastyaml.Execute(generate, rw)
 	if execErr != nil && buf.Len() == 0 {
 		// Execute could not read the input at all.
 		return failKRM(out, errOut, rw.WrappingAPIVersion, "input is not a readable ResourceList: "+execErr.Error())
@@ -54,7 +56,7 @@ func RunKRM(in io.Reader, out, errOut io.Writer) (err error) {
 		return err
 	}
 	if execErr != nil {
-		reportResults(errOut, results, execErr)
+		printErrors(errOut, results, execErr)
 		return ErrFailed
 	}
 	return nil
@@ -64,10 +66,8 @@ func checkWrapper(rw *kio.ByteReadWriter) string {
 	if rw.WrappingKind != kio.ResourceListKind {
 		return "input is not a ResourceList (kind: ResourceList, apiVersion: config.kubernetes.io/v1): flapp-services reads a ResourceList on stdin; to render plain manifests, use 'flapp-services render PATH'"
 	}
-	for _, v := range resourceListVersions {
-		if rw.WrappingAPIVersion == v {
-			return ""
-		}
+	if slices.Contains(resourceListVersions, rw.WrappingAPIVersion) {
+		return ""
 	}
 	return fmt.Sprintf("unsupported ResourceList apiVersion %q: expected one of %s", rw.WrappingAPIVersion, strings.Join(resourceListVersions, ", "))
 }
@@ -75,14 +75,10 @@ func checkWrapper(rw *kio.ByteReadWriter) string {
 // failKRM answers input that could not be read with a ResourceList that
 // holds only the error: there are no items to give back.
 func failKRM(out, errOut io.Writer, apiVersion, msg string) error {
-	ok := false
-	for _, v := range resourceListVersions {
-		ok = ok || apiVersion == v
-	}
-	if !ok {
+	if !slices.Contains(resourceListVersions, apiVersion) {
 		apiVersion = kio.ResourceListAPIVersion
 	}
-	results := framework.Results{{Severity: framework.Error, Message: msg}}
+	results := framework.Results{runError(msg)}
 	b, err := yaml.Marshal(results)
 	if err == nil {
 		var node *yaml.RNode
@@ -91,44 +87,9 @@ func failKRM(out, errOut io.Writer, apiVersion, msg string) error {
 			err = w.Write(nil)
 		}
 	}
-	reportResults(errOut, results, nil)
+	PrintErrors(errOut, results)
 	if err != nil {
 		return err
 	}
 	return ErrFailed
-}
-
-// reportResults writes the error results as free text for humans.
-func reportResults(w io.Writer, results framework.Results, fallback error) {
-	n := 0
-	for _, r := range results {
-		if r.Severity != framework.Error {
-			continue
-		}
-		n++
-		line := "error"
-		if r.File != nil && r.File.Path != "" {
-			line += " in " + r.File.Path
-		}
-		if r.ResourceRef != nil {
-			line += ": " + describe(r.ResourceRef)
-		}
-		if r.Field != nil && r.Field.Path != "" {
-			line += ": " + r.Field.Path
-		}
-		_, _ = fmt.Fprintf(w, "%s: %s\n", line, r.Message)
-	}
-	if n == 0 && fallback != nil {
-		_, _ = fmt.Fprintf(w, "error: %v\n", fallback)
-	}
-}
-
-func describe(ref *yaml.ResourceIdentifier) string {
-	s := ref.Kind
-	if ref.Namespace != "" {
-		s += " " + ref.Namespace + "/" + ref.Name
-	} else {
-		s += " " + ref.Name
-	}
-	return strings.TrimSpace(s)
 }

@@ -3,11 +3,13 @@ package fn
 import (
 	"fmt"
 
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// kyaml's metadata getters panic on malformed metadata (labels: [a]), and the
-// function must never panic, so items are read through these checked helpers.
+// Reading items. kyaml's metadata getters panic on malformed metadata
+// (labels: [a]), and the function must never panic, so items are read
+// through these checked helpers.
 
 // lookup is the value of key in a mapping node, or nil.
 func lookup(m *yaml.Node, key string) *yaml.Node {
@@ -75,4 +77,49 @@ func checkMetadata(node *yaml.RNode) (string, string) {
 		}
 	}
 	return "", ""
+}
+
+// fieldNames lists a mapping node's keys in document order.
+func fieldNames(node *yaml.RNode) []string {
+	names, _ := node.Fields() // only an error for a node that is not a mapping
+	return names
+}
+
+// stringField is a top-level scalar's value, or "" when absent or not a scalar.
+func stringField(node *yaml.RNode, name string) string {
+	if v := fieldValue(node, name); v != nil && v.YNode().Kind == yaml.ScalarNode {
+		return v.YNode().Value
+	}
+	return ""
+}
+
+// fieldValue is a top-level field's value node, or nil.
+func fieldValue(node *yaml.RNode, name string) *yaml.RNode {
+	if f := node.Field(name); f != nil {
+		return f.Value
+	}
+	return nil
+}
+
+// refOf identifies an object for a result, as far as it can be identified.
+func refOf(node *yaml.RNode) *yaml.ResourceIdentifier {
+	if node == nil || node.YNode().Kind != yaml.MappingNode {
+		return nil
+	}
+	ref := &yaml.ResourceIdentifier{
+		TypeMeta: yaml.TypeMeta{APIVersion: stringField(node, "apiVersion"), Kind: stringField(node, "kind")},
+	}
+	ref.Name, ref.Namespace = metaString(node, "name"), metaString(node, "namespace")
+	if *ref == (yaml.ResourceIdentifier{}) {
+		return nil
+	}
+	return ref
+}
+
+// fileAnnotation is the item's file as kpt or kustomize annotated it.
+func fileAnnotation(node *yaml.RNode) string {
+	if p := annotationOf(node, kioutil.PathAnnotation); p != "" {
+		return p
+	}
+	return annotationOf(node, kioutil.LegacyPathAnnotation)
 }

@@ -1,11 +1,9 @@
-package fn
+package fastyaml
 
 import (
 	"bytes"
 	"fmt"
 	"math/rand"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -19,17 +17,15 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// kyamlDoc is kyaml's encoding of ServiceNode(svc) as a document of a stream.
+// kyamlDoc is kyaml's encoding of serviceNode(svc) as a document of a stream.
 func kyamlDoc(t *testing.T, svc *corev1.Service) string {
 	t.Helper()
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	require.NoError(t, enc.Encode(ServiceNode(svc).Document()))
-	require.NoError(t, enc.Close())
-	return buf.String()
+	b, err := appendEncoded(nil, serviceNode(svc).Document())
+	require.NoError(t, err)
+	return string(b)
 }
 
-// kyamlItem is kyaml's encoding of ServiceNode(svc) as the only item of a
+// kyamlItem is kyaml's encoding of serviceNode(svc) as the only item of a
 // ResourceList, as framework.Execute writes it (KRM mode keeps the reader
 // annotations), without the ResourceList's first three lines.
 func kyamlItem(t *testing.T, svc *corev1.Service) string {
@@ -37,7 +33,7 @@ func kyamlItem(t *testing.T, svc *corev1.Service) string {
 	var buf bytes.Buffer
 	w := kio.ByteWriter{Writer: &buf, KeepReaderAnnotations: true,
 		WrappingKind: kio.ResourceListKind, WrappingAPIVersion: kio.ResourceListAPIVersion}
-	require.NoError(t, w.Write([]*yaml.RNode{ServiceNode(svc)}))
+	require.NoError(t, w.Write([]*yaml.RNode{serviceNode(svc)}))
 	head := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"
 	require.True(t, strings.HasPrefix(buf.String(), head), buf.String())
 	return strings.TrimPrefix(buf.String(), head)
@@ -68,50 +64,6 @@ func checkService(t *testing.T, svc *corev1.Service) bool {
 		assert.Equal(t, "prefix", string(fastDoc), "a failed append leaves the buffer as it was")
 	}
 	return okDoc
-}
-
-// TestFastEncoderGoldenServices: every Service any golden case generates,
-// and those of the bundled example, come out of the fast encoder exactly as
-// kyaml encodes them, and all of them take the fast path.
-func TestFastEncoderGoldenServices(t *testing.T) {
-	n := 0
-	for _, dir := range goldenCases(t) {
-		input, err := os.ReadFile(filepath.Join(dir, "input.yaml"))
-		require.NoError(t, err)
-		rw := &kio.ByteReadWriter{Reader: bytes.NewReader(input)}
-		items, err := rw.Read()
-		if err != nil {
-			continue
-		}
-		cfg, results := ParseConfig(rw.FunctionConfig)
-		if results.ExitCode() != 0 {
-			continue
-		}
-		out, _ := Generate(items, cfg)
-		if out == nil {
-			continue
-		}
-		for i := range out.Services {
-			assert.True(t, checkService(t, &out.Services[i]), "%s: %s takes the fast path", dir, out.Services[i].Name)
-			n++
-		}
-	}
-	items, err := readManifests([]string{"../examples/basic"}, "", nil)
-	require.NoError(t, err)
-	out, results := Generate(items, DefaultConfig())
-	require.Zero(t, results.ExitCode())
-	require.NotEmpty(t, out.Services)
-	for i := range out.Services {
-		// as render mode writes them: without the reader annotations.
-		svc := out.Services[i]
-		svc.Annotations = map[string]string{}
-		for _, a := range renderAnnotations(out.Services[i].Annotations) {
-			svc.Annotations[a.key] = a.value
-		}
-		assert.True(t, checkService(t, &svc))
-		n++
-	}
-	t.Logf("%d Services checked", n)
 }
 
 // trickyStrings are strings whose YAML form is not their plain text, or is

@@ -1,38 +1,52 @@
-package fn
+package cli
 
 import (
+	"errors"
 	"fmt"
+	"io"
 
+	"github.com/fedlearner/flapp-services/fn"
 	"github.com/spf13/cobra"
 )
 
-// NewCommand builds the flapp-services command line.
-func NewCommand(version string) *cobra.Command {
+const readme = "the README, https://github.com/fedlearner/flapp-services"
+
+// Main runs the command line with args and returns the process's exit code.
+// Errors that were already reported (fn.ErrFailed) are not printed again.
+func Main(version string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cmd := newCommand(version)
+	cmd.SetArgs(args)
+	cmd.SetIn(stdin)
+	cmd.SetOut(stdout)
+	cmd.SetErr(stderr)
+	if err := cmd.Execute(); err != nil {
+		if !errors.Is(err, fn.ErrFailed) {
+			_, _ = fmt.Fprintln(stderr, "error:", err)
+		}
+		return 1
+	}
+	return 0
+}
+
+// newCommand builds the flapp-services command line.
+func newCommand(version string) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "flapp-services",
 		Short: "Render the Kubernetes Services of fedlearner FLApps as plain manifests",
 		Long: `flapp-services turns FLApps (fedlearner.k8s.io/v1alpha1) into the Services the
-fedlearner operator creates for them: one per replica index, with the operator's
-names, labels, selector, ports and (when the FLApp's UID is known) owner reference.
+fedlearner operator creates for them.
 
-Without arguments it is a KRM function: it reads a ResourceList on stdin and
-writes one on stdout, as kustomize (transformers:), kpt (pipeline.mutators) and
-other KRM tools call it. Services it generated earlier are replaced, and pruned
-when their replica, replica type or FLApp is gone. Any error exits non-zero
-with the input items unchanged.`,
-		Example: `  # as a KRM function
-  kustomize build --enable-alpha-plugins --enable-exec .
-  flapp-services < resource-list.yaml
-
-  # render a directory of manifests (Argo CD plugin, CI)
-  flapp-services render apps/
-  flapp-services render --owner-references Never apps/ > rendered/all.yaml
-  flapp-services render --check rendered/all.yaml apps/`,
+Without arguments it is a KRM function (kustomize, kpt): a ResourceList on
+stdin, a ResourceList on stdout. 'render' prints manifests plus Services as
+one YAML stream (Argo CD, CI). Any error exits non-zero without a partial
+render. Configuration, integrations and examples: ` + readme,
+		Example: `  flapp-services < resource-list.yaml
+  flapp-services render apps/ > rendered/all.yaml`,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return RunKRM(cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return fn.RunKRM(cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 
@@ -40,15 +54,11 @@ with the input items unchanged.`,
 	renderCmd := &cobra.Command{
 		Use:   "render [PATH...]",
 		Short: "Print the given manifests plus the generated Services as one YAML stream",
-		Long: `render reads .yaml, .yml and .json files (directories recursively, in lexical
-order, hidden directories skipped; '-' is stdin; no PATH means '.'), expands v1
-Lists, drops objects annotated config.kubernetes.io/local-config: "true", and
-prints every object followed by the generated Services.
-
-On any error nothing is printed on stdout, the reasons go to stderr and the
-exit code is 1: an empty or partial render must never reach a GitOps engine.`,
+		Long: `render reads the .yaml, .yml and .json files of each PATH (directories
+recursively; '-' is stdin; no PATH means '.') and prints every object
+followed by the generated Services. On any error nothing is printed on
+stdout and the exit code is 1. Details: ` + readme,
 		Example: `  flapp-services render examples/basic
-  flapp-services render --config fn-config.yaml apps/ team-b/flapp.yaml
   kubectl get flapps -o yaml | flapp-services render -
   flapp-services render --check rendered/all.yaml apps/   # CI drift check`,
 		SilenceUsage:  true,

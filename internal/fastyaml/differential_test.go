@@ -1,36 +1,78 @@
-package fn
+package fastyaml_test
 
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"math/rand"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/fedlearner/flapp-services/fn"
+	"github.com/fedlearner/flapp-services/internal/cli"
+	"github.com/fedlearner/flapp-services/internal/fastyaml"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// assertKRMMatchesFramework runs input through RunKRM (the fast path) and
-// through framework.Execute with Processor (the reference path) and asserts
-// the same bytes and the same success. It returns the output.
-func assertKRMMatchesFramework(t *testing.T, name string, input []byte) []byte {
+// The differential tests: every output of the binary's two modes, with the
+// fast path on, is byte for byte the output with it off, which is kyaml's
+// own (framework.Execute, kio.ByteWriter). They drive this package through
+// its callers, fn.RunKRM and cli.RunRender.
+
+const goldenDir = "../../testdata"
+
+func goldenCases(t testing.TB) []string {
 	t.Helper()
-	want, wantErr := execute(input, true)
-	var got bytes.Buffer
-	gotErr := RunKRM(bytes.NewReader(input), &got, io.Discard)
-	if !assert.Equal(t, string(want), got.String(), name) {
+	dirs, err := filepath.Glob(filepath.Join(goldenDir, "*", "input.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, dirs)
+	for i := range dirs {
+		dirs[i] = filepath.Dir(dirs[i])
+	}
+	return dirs
+}
+
+// run is one run of either mode: what it wrote on stdout and stderr, and
+// whether it failed.
+type run struct {
+	out, stderr string
+	failed      bool
+}
+
+func runKRM(input []byte) run {
+	var out, stderr bytes.Buffer
+	err := fn.RunKRM(bytes.NewReader(input), &out, &stderr)
+	return run{out.String(), stderr.String(), err != nil}
+}
+
+func runRender(paths ...string) run {
+	var out, stderr bytes.Buffer
+	err := cli.RunRender(cli.RenderOptions{Paths: paths}, nil, &out, &stderr)
+	return run{out.String(), stderr.String(), err != nil}
+}
+
+// reference is the run with the fast path switched off: kyaml's own output.
+func reference(mode func() run) run {
+	restore := fastyaml.SetFastPath(false)
+	defer restore()
+	return mode()
+}
+
+// assertKRMMatches runs input through KRM mode with and without the fast
+// path and asserts the same output, stderr and outcome. It returns the output.
+func assertKRMMatches(t *testing.T, name string, input []byte) []byte {
+	t.Helper()
+	want := reference(func() run { return runKRM(input) })
+	got := runKRM(input)
+	if !assert.Equal(t, want, got, name) {
 		t.Logf("input:\n%s", input)
 	}
-	assert.Equal(t, wantErr == nil, gotErr == nil, "%s: %v / %v", name, wantErr, gotErr)
-	return got.Bytes()
+	return []byte(got.out)
 }
 
 // TestFastKRMGolden: on every golden input, and on every golden output fed
@@ -40,8 +82,8 @@ func TestFastKRMGolden(t *testing.T) {
 		for _, file := range []string{"input.yaml", "expected.yaml"} {
 			data, err := os.ReadFile(filepath.Join(dir, file))
 			require.NoError(t, err)
-			out := assertKRMMatchesFramework(t, filepath.Join(filepath.Base(dir), file), data)
-			assertKRMMatchesFramework(t, filepath.Join(filepath.Base(dir), file, "rerun"), out)
+			out := assertKRMMatches(t, filepath.Join(filepath.Base(dir), file), data)
+			assertKRMMatches(t, filepath.Join(filepath.Base(dir), file, "rerun"), out)
 		}
 	}
 }
@@ -159,8 +201,8 @@ func TestFastKRMRandom(t *testing.T) {
 	generated := 0
 	for i := 0; i < 200 && !t.Failed(); i++ {
 		input := randomResourceList(t, rnd)
-		out := assertKRMMatchesFramework(t, fmt.Sprintf("random %d", i), input)
-		assertKRMMatchesFramework(t, fmt.Sprintf("random %d rerun", i), out)
+		out := assertKRMMatches(t, fmt.Sprintf("random %d", i), input)
+		assertKRMMatches(t, fmt.Sprintf("random %d rerun", i), out)
 		if bytes.Contains(out, []byte("fn.fedlearner.k8s.io/flapp:")) {
 			generated++
 		}
@@ -169,40 +211,21 @@ func TestFastKRMRandom(t *testing.T) {
 	assert.Greater(t, generated, 70)
 }
 
-// referenceRender is what render mode wrote before the fast writer.
-func referenceRender(t *testing.T, out *Output) string {
+// assertRenderMatches renders paths with and without the fast path and
+// asserts the same output, stderr and outcome. It reports whether the
+// render generated Services.
+func assertRenderMatches(t *testing.T, name string, paths ...string) bool {
 	t.Helper()
-	var buf bytes.Buffer
-	require.NoError(t, kio.ByteWriter{Writer: &buf, ClearAnnotations: readerAnnotations}.Write(out.Nodes()))
-	return buf.String()
+	want := reference(func() run { return runRender(paths...) })
+	got := runRender(paths...)
+	assert.Equal(t, want, got, name)
+	return strings.Contains(got.out, "fn.fedlearner.k8s.io/flapp:")
 }
-
-// assertRenderMatches renders paths with the fast writer and with
-// kio.ByteWriter and asserts the same bytes.
-func assertRenderMatches(t *testing.T, name string, paths ...string) {
-	t.Helper()
-	items, err := readManifests(paths, "", nil)
-	require.NoError(t, err)
-	out, results := Generate(items, DefaultConfig())
-	if results.ExitCode() != 0 {
-		return
-	}
-	want := referenceRender(t, out)
-	var got bytes.Buffer
-	require.NoError(t, writeRender(&got, out))
-	assert.Equal(t, want, got.String(), name)
-	if len(out.Services) > 0 {
-		renderedServices++
-	}
-}
-
-// renderedServices counts the renders with generated Services.
-var renderedServices int
 
 // TestFastRenderGolden: render mode on each golden input's items (as files)
 // and on the bundled example writes what kio.ByteWriter writes.
 func TestFastRenderGolden(t *testing.T) {
-	assertRenderMatches(t, "examples/basic", "../examples/basic")
+	assert.True(t, assertRenderMatches(t, "examples/basic", "../../examples/basic"))
 	for _, dir := range goldenCases(t) {
 		data, err := os.ReadFile(filepath.Join(dir, "input.yaml"))
 		require.NoError(t, err)
@@ -224,6 +247,7 @@ func TestFastRenderGolden(t *testing.T) {
 // multi-document files, JSON) render the same bytes.
 func TestFastRenderRandom(t *testing.T) {
 	rnd := rand.New(rand.NewSource(13))
+	withServices := 0
 	for i := 0; i < 200 && !t.Failed(); i++ {
 		dir := t.TempDir()
 		for f := rnd.Intn(4); f >= 0; f-- {
@@ -248,104 +272,72 @@ func TestFastRenderRandom(t *testing.T) {
 			}
 			require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(strings.Join(docs, "---\n")), 0o644))
 		}
-		assertRenderMatches(t, fmt.Sprintf("random %d", i), dir)
-	}
-	t.Logf("%d renders with generated Services", renderedServices)
-}
-
-// TestKRMAnnotations: for every input annotation format and for annotation
-// sets a generated Service never has (twins present, empty values), the
-// written Service equals what kio.ReconcileInternalAnnotations makes of
-// ServiceNode(svc), encoded by kyaml.
-func TestKRMAnnotations(t *testing.T) {
-	formats := map[string]map[string]map[string]string{
-		"none":     {"0": {kioutil.InternalAnnotationsMigrationResourceIDAnnotation: "0"}},
-		"internal": {"0": {kioutil.PathAnnotation: "a.yaml", kioutil.IndexAnnotation: "0"}},
-		"legacy":   {"0": {kioutil.LegacyPathAnnotation: "a.yaml"}},
-		"both":     {"0": {kioutil.PathAnnotation: "a.yaml", kioutil.LegacyPathAnnotation: "a.yaml"}},
-		"empty":    {},
-	}
-	annotationSets := []map[string]string{
-		{"fn.fedlearner.k8s.io/flapp": "normal"},
-		{"fn.fedlearner.k8s.io/flapp": "normal", kioutil.PathAnnotation: "apps/normal.services.yaml", kioutil.IndexAnnotation: "3"},
-		{"fn.fedlearner.k8s.io/flapp": "normal", kioutil.PathAnnotation: "1/a b.yaml", kioutil.IndexAnnotation: "0"},
-		{"fn.fedlearner.k8s.io/flapp": "normal", kioutil.PathAnnotation: "p.yaml", kioutil.LegacyPathAnnotation: "p.yaml"},
-		{"fn.fedlearner.k8s.io/flapp": "normal", kioutil.LegacyIndexAnnotation: "2"},
-		{"fn.fedlearner.k8s.io/flapp": "normal", kioutil.PathAnnotation: "", kioutil.IdAnnotation: "x"},
-		{kioutil.PathAnnotation: "p.yaml"},
-	}
-	for fname, nodeAnnos := range formats {
-		f := annotationsFormat(nodeAnnos)
-		for i, m := range annotationSets {
-			svc := randomService(rand.New(rand.NewSource(int64(i))))
-			svc.Name, svc.Namespace = "normal-leader-master-0", "default"
-			svc.Annotations = m
-			node := ServiceNode(svc)
-			require.NoError(t, kio.ReconcileInternalAnnotations([]*yaml.RNode{node}, nodeAnnos))
-			var want bytes.Buffer
-			require.NoError(t, kio.ByteWriter{Writer: &want, KeepReaderAnnotations: true,
-				WrappingKind: kio.ResourceListKind, WrappingAPIVersion: kio.ResourceListAPIVersion}.Write([]*yaml.RNode{node}))
-
-			var got []byte
-			var err error
-			if annos, ok := krmAnnotations(m, f); ok {
-				got, err = encodeServiceItem(nil, svc, annos)
-			} else {
-				got, err = exactServiceItem(nil, ServiceNode(svc), nodeAnnos)
-			}
-			require.NoError(t, err)
-			assert.Equal(t, strings.TrimPrefix(want.String(), "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"),
-				string(got), "format %s, annotations %v", fname, m)
+		if assertRenderMatches(t, fmt.Sprintf("random %d", i), dir) {
+			withServices++
 		}
 	}
+	t.Logf("%d of 200 renders generated Services", withServices)
+	assert.Greater(t, withServices, 70)
 }
 
-// FuzzFastKRM: on any input, the fast KRM path writes what framework.Execute
-// writes and fails when it fails. Seeds: the golden inputs.
-//
-//	go test ./fn -run '^$' -fuzz FuzzFastKRM
-func FuzzFastKRM(f *testing.F) {
-	dirs, _ := filepath.Glob(filepath.Join(goldenDir, "*", "input.yaml"))
-	for _, file := range dirs {
-		data, err := os.ReadFile(file)
+// TestFastEncoderGoldenServices: every Service any golden case generates,
+// and those of the bundled example, come out of the fast encoder exactly as
+// kyaml encodes them, and all of them take the fast path.
+func TestFastEncoderGoldenServices(t *testing.T) {
+	n := 0
+	for _, dir := range goldenCases(t) {
+		input, err := os.ReadFile(filepath.Join(dir, "input.yaml"))
+		require.NoError(t, err)
+		rw := &kio.ByteReadWriter{Reader: bytes.NewReader(input)}
+		items, err := rw.Read()
 		if err != nil {
-			f.Fatal(err)
+			continue
 		}
-		f.Add(data)
+		cfg, results := fn.ParseConfig(rw.FunctionConfig)
+		if results.ExitCode() != 0 {
+			continue
+		}
+		out, _ := fn.Generate(items, cfg)
+		if out == nil {
+			continue
+		}
+		for i := range out.Services {
+			assert.True(t, fastyaml.CheckService(t, &out.Services[i]), "%s: %s takes the fast path", dir, out.Services[i].Name)
+			n++
+		}
+	}
+	items, err := (&kio.LocalPackageReader{PackagePath: "../../examples/basic"}).Read()
+	require.NoError(t, err)
+	out, results := fn.Generate(items, fn.DefaultConfig())
+	require.Zero(t, results.ExitCode())
+	require.NotEmpty(t, out.Services)
+	for i := range out.Services {
+		// as render mode writes them: without the reader annotations.
+		svc := out.Services[i]
+		svc.Annotations = fastyaml.StreamAnnotations(&out.Services[i])
+		assert.True(t, fastyaml.CheckService(t, &svc))
+		n++
+	}
+	t.Logf("%d Services checked", n)
+}
+
+// FuzzFastKRM: on any input, KRM mode writes the same with the fast path on
+// as with it off (framework.Execute), and fails when it fails. Seeds: the
+// golden inputs and outputs.
+//
+//	go test ./internal/fastyaml -run '^$' -fuzz FuzzFastKRM
+func FuzzFastKRM(f *testing.F) {
+	for _, dir := range goldenCases(f) {
+		for _, file := range []string{"input.yaml", "expected.yaml"} {
+			data, err := os.ReadFile(filepath.Join(dir, file))
+			require.NoError(f, err)
+			f.Add(data)
+		}
 	}
 	f.Fuzz(func(t *testing.T, input []byte) {
-		want, wantErr := referenceKRM(input)
-		var got bytes.Buffer
-		gotErr := RunKRM(bytes.NewReader(input), &got, io.Discard)
-		if wantErr != nil && len(want) == 0 {
-			// Unreadable input: RunKRM answers with an error ResourceList.
-			if gotErr == nil {
-				t.Fatalf("framework.Execute failed (%v), RunKRM succeeded", wantErr)
-			}
-			return
-		}
-		if got.String() != string(want) {
-			t.Fatalf("output differs\nwant:\n%s\ngot:\n%s", want, got.String())
-		}
-		if (wantErr == nil) != (gotErr == nil) {
-			t.Fatalf("errors differ: %v / %v", wantErr, gotErr)
+		want := reference(func() run { return runKRM(input) })
+		if got := runKRM(input); got != want {
+			t.Fatalf("fast path differs\nwant: %+v\ngot:  %+v", want, got)
 		}
 	})
-}
-
-// referenceKRM is RunKRM as it was before the fast path: its processor
-// through framework.Execute, Processor building every Service node.
-func referenceKRM(input []byte) ([]byte, error) {
-	var buf bytes.Buffer
-	rw := &kio.ByteReadWriter{Reader: bytes.NewReader(input), Writer: &buf, KeepReaderAnnotations: true}
-	p := framework.ResourceListProcessorFunc(func(rl *framework.ResourceList) error {
-		if msg := checkWrapper(rw); msg != "" {
-			rw.WrappingKind, rw.WrappingAPIVersion = kio.ResourceListKind, kio.ResourceListAPIVersion
-			rl.Results = framework.Results{{Severity: framework.Error, Message: msg}}
-			return rl.Results
-		}
-		return Processor{}.Process(rl)
-	})
-	err := framework.Execute(p, rw)
-	return buf.Bytes(), err
 }

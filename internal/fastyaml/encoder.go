@@ -1,11 +1,8 @@
-package fn
+package fastyaml
 
 import (
-	"bytes"
 	"slices"
 	"strconv"
-	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -14,12 +11,10 @@ import (
 // The fast encoder: generated Services written straight to bytes, without
 // building and encoding yaml nodes, which is most of a kyaml function's cost.
 // Its output is byte for byte what kyaml's encoder (go.yaml.in/yaml/v3,
-// indent 2, compact sequences) writes for ServiceNode(svc): fastencode_test.go
-// proves it for the golden cases and for randomized Services. It decides
-// common strings itself (scalarForm) and asks kyaml's encoder, once per
-// string, for the others (otherScalar); a string kyaml writes on more than
-// one line makes it report false, and the caller encodes that Service with
-// kyaml.
+// indent 2, compact sequences) writes for serviceNode(svc). It decides common
+// strings itself (scalarForm) and asks kyaml's encoder, once per string, for
+// the others (kyamlScalar); a string kyaml writes on more than one line makes
+// appendService report false, and the caller encodes that Service with kyaml.
 
 // annotation is one entry of a Service's metadata.annotations in output
 // order. single marks a value kyaml's SetAnnotation wrote ('quoted').
@@ -28,98 +23,13 @@ type annotation struct {
 	single     bool
 }
 
-// sortedAnnotations is the annotations of svc as ServiceNode orders them.
+// sortedAnnotations is the annotations of svc as serviceNode orders them.
 func sortedAnnotations(m map[string]string) []annotation {
 	out := make([]annotation, 0, len(m))
-	for _, k := range sortedKeys(m) {
+	for _, k := range yaml.SortedMapKeys(m) {
 		out = append(out, annotation{key: k, value: m[k]})
 	}
 	return out
-}
-
-// How a string scalar is written.
-const (
-	formUnknown = iota // not known for certain: encode the Service with kyaml
-	formPlain          // as it is
-	formQuoted         // in double quotes, no escapes needed
-)
-
-// scalarForm says how kyaml's encoder writes a !!str scalar node with value
-// s. yaml.v3 writes a string plainly unless a plain scalar would resolve to
-// another type (then it double-quotes it) or the emitter cannot write it
-// plainly. Only strings made of ASCII letters, digits and '-', '.', '_', '/'
-// that start with a letter, all-digit strings, and UUIDs are decided here:
-//   - letter first: resolves to a string unless it is one of yaml.v3's
-//     true/false/null words (then quoted); none of these characters is an
-//     indicator inside a scalar, so the emitter may write it plainly;
-//   - all digits (at most 18, so it parses as an int64): an int (or, with a
-//     leading 0, a float): quoted;
-//   - a UUID (8-4-4-4-12 hex digits) that starts with a digit: not a
-//     timestamp (no '-' after 4 digits), not an int, float, 0b/0o number:
-//     a string, written plainly.
-//
-// Keys must also be at most 128 bytes long, the emitter's limit for a simple
-// key; callers pass key=true for them.
-func scalarForm(s string, key bool) int {
-	n := len(s)
-	if n == 0 || (key && n > 128) {
-		return formUnknown
-	}
-	c := s[0]
-	if isDigit(c) {
-		if n <= 18 && allDigits(s) {
-			return formQuoted
-		}
-		if isUUID(s) {
-			return formPlain
-		}
-		return formUnknown
-	}
-	if !isLetter(c) {
-		return formUnknown
-	}
-	for i := 1; i < n; i++ {
-		if b := s[i]; !isLetter(b) && !isDigit(b) && b != '-' && b != '.' && b != '_' && b != '/' {
-			return formUnknown
-		}
-	}
-	switch s {
-	case "true", "True", "TRUE", "false", "False", "FALSE", "null", "Null", "NULL":
-		return formQuoted
-	}
-	return formPlain
-}
-
-func isDigit(b byte) bool  { return b >= '0' && b <= '9' }
-func isLetter(b byte) bool { return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') }
-func isHex(b byte) bool    { return isDigit(b) || (b >= 'a' && b <= 'f') || (b >= 'A' && b <= 'F') }
-
-func allDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if !isDigit(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < 36; i++ {
-		switch i {
-		case 8, 13, 18, 23:
-			if s[i] != '-' {
-				return false
-			}
-		default:
-			if !isHex(s[i]) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // serviceWriter appends the YAML of generated Services to buf. Every line
@@ -141,78 +51,19 @@ func (w *serviceWriter) str(s string, key bool) {
 		w.buf = append(w.buf, s...)
 		w.buf = append(w.buf, '"')
 	default:
-		w.other(s, key, false)
+		w.viaKyaml(s, key, false)
 	}
 }
 
-// other writes a string scalarForm does not decide, as kyaml's encoder
+// viaKyaml writes a string scalarForm does not decide, as kyaml's encoder
 // writes it on its own (memoized); strings that take more than one line
 // (block scalars, complex keys) make the whole Service go through kyaml.
-func (w *serviceWriter) other(s string, key, single bool) {
-	if text, ok := otherScalar(s, key, single); ok {
+func (w *serviceWriter) viaKyaml(s string, key, single bool) {
+	if text, ok := kyamlScalar(s, key, single); ok {
 		w.buf = append(w.buf, text...)
 	} else {
 		w.ok = false
 	}
-}
-
-type scalarKey struct {
-	s           string
-	key, single bool
-}
-
-// scalarMemo remembers how kyaml writes the strings scalarForm does not
-// decide: Services repeat them (a namespace, a UID, a path).
-var scalarMemo struct {
-	sync.Mutex
-	m map[scalarKey]string
-}
-
-const scalarMemoMax = 1 << 16
-
-// otherScalar is how kyaml's encoder writes the string s as a mapping key
-// or value (single: a value node in single-quoted style, as SetAnnotation
-// makes), found by encoding a one-entry mapping. The encoder's line width
-// is unlimited, so a scalar written on one line is written the same at any
-// indentation; ok is false when it takes more than one line.
-func otherScalar(s string, key, single bool) (string, bool) {
-	k := scalarKey{s, key, single}
-	scalarMemo.Lock()
-	text, found := scalarMemo.m[k]
-	scalarMemo.Unlock()
-	if found {
-		return text, text != ""
-	}
-	m := &yaml.Node{Kind: yaml.MappingNode}
-	if key {
-		m.Content = []*yaml.Node{str(s), str("v")}
-	} else {
-		v := str(s)
-		if single {
-			v.Style = yaml.SingleQuotedStyle
-		}
-		m.Content = []*yaml.Node{str("k"), v}
-	}
-	text = ""
-	if b, err := yaml.Marshal(m); err == nil {
-		out := string(b)
-		prefix, suffix := "k: ", "\n"
-		if key {
-			prefix, suffix = "", ": v\n"
-		}
-		if strings.HasPrefix(out, prefix) && strings.HasSuffix(out, suffix) && strings.Count(out, "\n") == 1 && !strings.HasPrefix(out, "? ") {
-			text = out[len(prefix) : len(out)-len(suffix)]
-		}
-	}
-	scalarMemo.Lock()
-	if scalarMemo.m == nil {
-		scalarMemo.m = make(map[scalarKey]string)
-	}
-	if len(scalarMemo.m) < scalarMemoMax {
-		scalarMemo.m[k] = text
-	}
-	scalarMemo.Unlock()
-	return text, text != ""
 }
 
 // line starts a new line at the Service's column plus depth levels.
@@ -239,6 +90,7 @@ func (w *serviceWriter) stringMap(depth int, name string, m map[string]string) {
 	w.line(depth)
 	w.buf = append(w.buf, name...)
 	w.buf = append(w.buf, ':')
+	// yaml.SortedMapKeys, without its allocation for the usual few keys.
 	var keys [8]string
 	ks := keys[:0]
 	for k := range m {
@@ -253,7 +105,7 @@ func (w *serviceWriter) stringMap(depth int, name string, m map[string]string) {
 	}
 }
 
-// appendService appends svc as kyaml encodes ServiceNode(svc), but with the
+// appendService appends svc as kyaml encodes serviceNode(svc), but with the
 // given annotations (in this order) in place of svc.Annotations. It returns
 // false, and buf unchanged, when a string is not known for certain.
 func appendService(buf []byte, svc *corev1.Service, annotations []annotation, first, indent string) ([]byte, bool) {
@@ -279,7 +131,7 @@ func appendService(buf []byte, svc *corev1.Service, annotations []annotation, fi
 			w.buf = append(w.buf, ": "...)
 			if a.single {
 				if scalarForm(a.value, false) == formUnknown {
-					w.other(a.value, false, true)
+					w.viaKyaml(a.value, false, true)
 				} else {
 					w.buf = append(w.buf, '\'')
 					w.buf = append(w.buf, a.value...)
@@ -343,12 +195,12 @@ func appendService(buf []byte, svc *corev1.Service, annotations []annotation, fi
 	return w.buf, true
 }
 
-// serviceNodeWith is ServiceNode(svc) with the given annotations in place of
+// serviceNodeWith is serviceNode(svc) with the given annotations in place of
 // svc.Annotations: the kyaml form of a Service appendService cannot write.
 // A single-quoted value is the node kyaml's SetAnnotation makes; the key it
 // adds has no tag.
 func serviceNodeWith(svc *corev1.Service, annotations []annotation) *yaml.RNode {
-	node := ServiceNode(svc)
+	node := serviceNode(svc)
 	meta := node.Field("metadata").Value.YNode()
 	for i := 0; i < len(meta.Content); i += 2 {
 		if meta.Content[i].Value == "annotations" {
@@ -382,16 +234,7 @@ func encodeServiceItem(buf []byte, svc *corev1.Service, annotations []annotation
 	if b, ok := appendService(buf, svc, annotations, "- ", "  "); ok {
 		return b, nil
 	}
-	var out bytes.Buffer
-	enc := yaml.NewEncoder(&out)
-	seq := &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{serviceNodeWith(svc, annotations).YNode()}}
-	if err := enc.Encode(seq); err != nil {
-		return buf, err
-	}
-	if err := enc.Close(); err != nil {
-		return buf, err
-	}
-	return append(buf, out.Bytes()...), nil
+	return appendEncoded(buf, &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{serviceNodeWith(svc, annotations).YNode()}})
 }
 
 // encodeServiceDoc appends svc as one document of a multi-document stream
@@ -400,13 +243,5 @@ func encodeServiceDoc(buf []byte, svc *corev1.Service, annotations []annotation)
 	if b, ok := appendService(buf, svc, annotations, "", ""); ok {
 		return b, nil
 	}
-	var out bytes.Buffer
-	enc := yaml.NewEncoder(&out)
-	if err := enc.Encode(serviceNodeWith(svc, annotations).Document()); err != nil {
-		return buf, err
-	}
-	if err := enc.Close(); err != nil {
-		return buf, err
-	}
-	return append(buf, out.Bytes()...), nil
+	return appendEncoded(buf, serviceNodeWith(svc, annotations).Document())
 }

@@ -1,4 +1,4 @@
-package fn
+package cli
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fedlearner/flapp-services/fn"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -63,36 +64,6 @@ func objects(t *testing.T, stream string) []string {
 	return ids
 }
 
-func TestRenderDirectory(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
-		"b/flapp.yaml":       goodFLApp,
-		"a/config.yml":       "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm, namespace: default}\n",
-		"a/ignored.txt":      "not yaml at all: [",
-		".git/x.yaml":        "not: [valid",
-		"c/list.json":        `{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s","namespace":"default"}}]}`,
-		"c/local.yaml":       "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: local\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n",
-		"d/multi.yaml":       "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: sa1}\n---\napiVersion: v1\nkind: ServiceAccount\nmetadata: {name: sa2}\n",
-		"d/multi-list.yaml":  "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: sa3}\n---\napiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ServiceAccount, metadata: {name: sa4}}\n",
-		"d/empty-docs.yaml":  "---\n---\n",
-		"e/nested/deep.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: deep}\n",
-	})
-	out, stderr, err := runRender(t, RenderOptions{Paths: []string{dir}}, "")
-	require.NoError(t, err, stderr)
-	assert.Empty(t, stderr)
-	assert.Equal(t, []string{
-		"ConfigMap/default/cm",
-		"FLApp/default/normal",
-		"Secret/default/s",
-		"ServiceAccount//sa3", "ServiceAccount//sa4", // multi-list.yaml sorts before multi.yaml
-		"ServiceAccount//sa1", "ServiceAccount//sa2",
-		"Namespace//deep",
-		"Service/default/normal-leader-worker-0", "Service/default/normal-leader-worker-1",
-	}, objects(t, out))
-	assert.NotContains(t, out, "config.kubernetes.io/", "reader annotations never reach the cluster")
-	assert.Contains(t, out, "# the leader", "comments pass through")
-	assert.Contains(t, out, "            - name: tensorflow", "the file's list indentation is kept")
-}
-
 func TestRenderDeterministic(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"flapp.yaml": goodFLApp})
 	first, _, err := runRender(t, RenderOptions{Paths: []string{dir}}, "")
@@ -102,14 +73,6 @@ func TestRenderDeterministic(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, first, again)
 	}
-}
-
-func TestRenderStdinAndFiles(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"x.yaml": "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: sa}\n"})
-	out, stderr, err := runRender(t, RenderOptions{Paths: []string{"-", filepath.Join(dir, "x.yaml")}}, goodFLApp)
-	require.NoError(t, err, stderr)
-	assert.Equal(t, []string{"FLApp/default/normal", "ServiceAccount//sa",
-		"Service/default/normal-leader-worker-0", "Service/default/normal-leader-worker-1"}, objects(t, out))
 }
 
 func TestRenderFailsClosed(t *testing.T) {
@@ -137,7 +100,7 @@ func TestRenderFailsClosed(t *testing.T) {
 				tt.opts.Paths = append(tt.opts.Paths, writeFiles(t, tt.files))
 			}
 			out, stderr, err := runRender(t, tt.opts, "")
-			assert.ErrorIs(t, err, ErrFailed)
+			assert.ErrorIs(t, err, fn.ErrFailed)
 			assert.Empty(t, out, "nothing on stdout when the render fails")
 			assert.Contains(t, stderr, tt.wantErr)
 		})
@@ -150,7 +113,7 @@ func TestRenderBadFLAppNamesFileAndField(t *testing.T) {
 		"bad.yaml":  strings.Replace(strings.Replace(goodFLApp, "name: normal", "name: bad.name", 1), "Leader", "Boss", 1),
 	})
 	out, stderr, err := runRender(t, RenderOptions{Paths: []string{dir}}, "")
-	assert.ErrorIs(t, err, ErrFailed)
+	assert.ErrorIs(t, err, fn.ErrFailed)
 	assert.Empty(t, out)
 	assert.Contains(t, stderr, "bad.yaml: FLApp default/bad.name: metadata.name: Invalid value: \"bad.name\"")
 	assert.Contains(t, stderr, "bad.yaml: FLApp default/bad.name: spec.role: Invalid value: \"Boss\"")
@@ -175,7 +138,7 @@ func TestRenderConfigFile(t *testing.T) {
 	bad := filepath.Join(dir, "bad-config.yaml")
 	require.NoError(t, os.WriteFile(bad, []byte("apiVersion: v1\nkind: ConfigMap\ndata: {maxServices: \"3\"}\n"), 0o644))
 	out, stderr, err = runRender(t, RenderOptions{Config: bad, Paths: []string{filepath.Join(dir, "flapp.yaml")}}, "")
-	assert.ErrorIs(t, err, ErrFailed)
+	assert.ErrorIs(t, err, fn.ErrFailed)
 	assert.Empty(t, out)
 	assert.Contains(t, stderr, "unknown setting(s) maxServices")
 }
@@ -211,7 +174,7 @@ func TestRenderCheck(t *testing.T) {
 
 	require.NoError(t, os.WriteFile(filepath.Join(apps, "flapp.yaml"), []byte(strings.Replace(goodFLApp, "replicas: 2", "replicas: 3", 1)), 0o644))
 	out, stderr, err = runRender(t, RenderOptions{Check: committed, Paths: []string{apps}}, "")
-	assert.ErrorIs(t, err, ErrFailed)
+	assert.ErrorIs(t, err, fn.ErrFailed)
 	assert.Empty(t, out)
 	assert.Contains(t, stderr, "is out of date")
 	assert.Contains(t, stderr, "+  name: normal-leader-worker-2")

@@ -1,4 +1,4 @@
-package fn
+package fastyaml
 
 import (
 	"strconv"
@@ -7,10 +7,23 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// ServiceNode builds the yaml node of a generated Service with a fixed field
-// order (that of the Kubernetes Go types) and sorted maps, so the bytes of a
-// render never depend on map iteration. Only the fields render sets exist.
-func ServiceNode(svc *corev1.Service) *yaml.RNode {
+// WithServiceNodes is items followed by the reference node of each Service,
+// in a new slice: the item list framework.Execute and kio.ByteWriter write.
+func WithServiceNodes(items []*yaml.RNode, services []corev1.Service) []*yaml.RNode {
+	nodes := make([]*yaml.RNode, 0, len(items)+len(services))
+	nodes = append(nodes, items...)
+	for i := range services {
+		nodes = append(nodes, serviceNode(&services[i]))
+	}
+	return nodes
+}
+
+// serviceNode is the reference encoder: the yaml node of a generated Service,
+// with a fixed field order (that of the Kubernetes Go types) and sorted maps,
+// so the bytes of a render never depend on map iteration. Only the fields
+// package render sets exist. The fast encoder writes exactly what kyaml's
+// encoder writes for this node.
+func serviceNode(svc *corev1.Service) *yaml.RNode {
 	meta := mapping(
 		str("name"), str(svc.Name),
 	)
@@ -77,7 +90,7 @@ func mapping(content ...*yaml.Node) *yaml.Node {
 
 func stringMap(m map[string]string) *yaml.Node {
 	n := &yaml.Node{Kind: yaml.MappingNode, Content: make([]*yaml.Node, 0, 2*len(m))}
-	for _, k := range sortedKeys(m) {
+	for _, k := range yaml.SortedMapKeys(m) {
 		n.Content = append(n.Content, str(k), str(m[k]))
 	}
 	return n

@@ -1,0 +1,30 @@
+package fastyaml
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// For the differential tests in package fastyaml_test, which drive this
+// package through its callers (fn, internal/cli).
+
+// SetFastPath switches the fast path on or off until the returned restore is
+// called.
+func SetFastPath(on bool) (restore func()) {
+	was := fastPath
+	fastPath = on
+	return func() { fastPath = was }
+}
+
+// CheckService is checkService: the fast encoder writes svc as kyaml does.
+func CheckService(t *testing.T, svc *corev1.Service) bool { return checkService(t, svc) }
+
+// StreamAnnotations is svc's annotations as WriteStream writes them.
+func StreamAnnotations(svc *corev1.Service) map[string]string {
+	m := map[string]string{}
+	for _, a := range streamAnnotations(svc.Annotations) {
+		m[a.key] = a.value
+	}
+	return m
+}

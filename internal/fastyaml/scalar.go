@@ -1,0 +1,152 @@
+package fastyaml
+
+import (
+	"strings"
+	"sync"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// How a string scalar is written.
+const (
+	formUnknown = iota // not known for certain: encode the Service with kyaml
+	formPlain          // as it is
+	formQuoted         // in double quotes, no escapes needed
+)
+
+// scalarForm says how kyaml's encoder writes a !!str scalar node with value
+// s. yaml.v3 writes a string plainly unless a plain scalar would resolve to
+// another type (then it double-quotes it) or the emitter cannot write it
+// plainly. Only strings made of ASCII letters, digits and '-', '.', '_', '/'
+// that start with a letter, all-digit strings, and UUIDs are decided here:
+//   - letter first: resolves to a string unless it is one of yaml.v3's
+//     true/false/null words (then quoted); none of these characters is an
+//     indicator inside a scalar, so the emitter may write it plainly;
+//   - all digits (at most 18, so it parses as an int64): an int (or, with a
+//     leading 0, a float): quoted;
+//   - a UUID (8-4-4-4-12 hex digits) that starts with a digit: not a
+//     timestamp (no '-' after 4 digits), not an int, float, 0b/0o number:
+//     a string, written plainly.
+//
+// Keys must also be at most 128 bytes long, the emitter's limit for a simple
+// key; callers pass key=true for them.
+func scalarForm(s string, key bool) int {
+	n := len(s)
+	if n == 0 || (key && n > 128) {
+		return formUnknown
+	}
+	c := s[0]
+	if isDigit(c) {
+		if n <= 18 && allDigits(s) {
+			return formQuoted
+		}
+		if isUUID(s) {
+			return formPlain
+		}
+		return formUnknown
+	}
+	if !isLetter(c) {
+		return formUnknown
+	}
+	for i := 1; i < n; i++ {
+		if b := s[i]; !isLetter(b) && !isDigit(b) && b != '-' && b != '.' && b != '_' && b != '/' {
+			return formUnknown
+		}
+	}
+	switch s {
+	case "true", "True", "TRUE", "false", "False", "FALSE", "null", "Null", "NULL":
+		return formQuoted
+	}
+	return formPlain
+}
+
+func isDigit(b byte) bool  { return b >= '0' && b <= '9' }
+func isLetter(b byte) bool { return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') }
+func isHex(b byte) bool    { return isDigit(b) || (b >= 'a' && b <= 'f') || (b >= 'A' && b <= 'F') }
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		switch i {
+		case 8, 13, 18, 23:
+			if s[i] != '-' {
+				return false
+			}
+		default:
+			if !isHex(s[i]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+type scalarKey struct {
+	s           string
+	key, single bool
+}
+
+// scalarMemo remembers how kyaml writes the strings scalarForm does not
+// decide: Services repeat them (a namespace, a UID, a path).
+var scalarMemo struct {
+	sync.Mutex
+	m map[scalarKey]string
+}
+
+const scalarMemoMax = 1 << 16
+
+// kyamlScalar is how kyaml's encoder writes the string s as a mapping key
+// or value (single: a value node in single-quoted style, as SetAnnotation
+// makes), found by encoding a one-entry mapping. The encoder's line width
+// is unlimited, so a scalar written on one line is written the same at any
+// indentation; ok is false when it takes more than one line.
+func kyamlScalar(s string, key, single bool) (string, bool) {
+	k := scalarKey{s, key, single}
+	scalarMemo.Lock()
+	text, found := scalarMemo.m[k]
+	scalarMemo.Unlock()
+	if found {
+		return text, text != ""
+	}
+	m := &yaml.Node{Kind: yaml.MappingNode}
+	if key {
+		m.Content = []*yaml.Node{str(s), str("v")}
+	} else {
+		v := str(s)
+		if single {
+			v.Style = yaml.SingleQuotedStyle
+		}
+		m.Content = []*yaml.Node{str("k"), v}
+	}
+	text = ""
+	if b, err := yaml.Marshal(m); err == nil {
+		out := string(b)
+		prefix, suffix := "k: ", "\n"
+		if key {
+			prefix, suffix = "", ": v\n"
+		}
+		if strings.HasPrefix(out, prefix) && strings.HasSuffix(out, suffix) && strings.Count(out, "\n") == 1 && !strings.HasPrefix(out, "? ") {
+			text = out[len(prefix) : len(out)-len(suffix)]
+		}
+	}
+	scalarMemo.Lock()
+	if scalarMemo.m == nil {
+		scalarMemo.m = make(map[scalarKey]string)
+	}
+	if len(scalarMemo.m) < scalarMemoMax {
+		scalarMemo.m[k] = text
+	}
+	scalarMemo.Unlock()
+	return text, text != ""
+}
