@@ -63,7 +63,7 @@ func scan(items []*yaml.RNode) *inventory {
 			continue
 		}
 		switch {
-		case kind == render.Kind && strings.HasPrefix(apiVersion, render.Group+"/"):
+		case IsFLApp(apiVersion, kind):
 			inv.addFLApp(item, apiVersion)
 			inv.kept = append(inv.kept, item)
 		case kind == "Service" && apiVersion == "v1":
@@ -125,4 +125,11 @@ func alsoIn(p string) string {
 		return " (first in " + p + ")"
 	}
 	return ""
+}
+
+// IsFLApp says whether an object with this apiVersion and kind is an FLApp:
+// kind FLApp in the fedlearner.k8s.io group, any version (an unsupported
+// version is reported, not passed through). The CLI's discover asks the same.
+func IsFLApp(apiVersion, kind string) bool {
+	return kind == render.Kind && strings.HasPrefix(apiVersion, render.Group+"/")
 }

@@ -38,7 +38,8 @@ fedlearner operator creates for them.
 
 Without arguments it is a KRM function (kustomize, kpt): a ResourceList on
 stdin, a ResourceList on stdout. 'render' prints manifests plus Services as
-one YAML stream (Argo CD, CI). Any error exits non-zero without a partial
+one YAML stream (Argo CD, CI); 'discover' tells Argo CD's plugin discovery
+whether a directory is the render's job. Any error exits non-zero without a partial
 render. Configuration, integrations and examples: ` + readme,
 		Example: `  flapp-services < resource-list.yaml
   flapp-services render apps/ > rendered/all.yaml`,
@@ -72,6 +73,26 @@ stdout and the exit code is 1. Details: ` + readme,
 	renderCmd.Flags().StringVar(&opts.OwnerReferences, "owner-references", "", "owner-reference policy, overriding the config: IfKnown, Required or Never")
 	renderCmd.Flags().StringVar(&opts.Check, "check", "", "compare the render with this file instead of printing it; exit 1 with a diff when they differ")
 
+	var dopts DiscoverOptions
+	discoverCmd := &cobra.Command{
+		Use:   "discover [PATH...]",
+		Short: "Print why 'render' of the same paths is this tool's job, or nothing",
+		Long: `discover reads the files 'render' would read and prints one line when they
+hold an FLApp in any form the render reads (also inside a v1 List, in JSON,
+in any document of a file), when a file that mentions FLApp does not parse,
+or when they hold no object at all; it prints nothing for files that hold
+objects but no FLApp. The exit code is 0 either way, 1 only when a path
+cannot be read: the contract of Argo CD's discover.find command.`,
+		Example:       `  flapp-services discover .   # Argo CD plugin discovery (examples/argocd/plugin.yaml)`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dopts.Paths = args
+			return RunDiscover(dopts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	discoverCmd.Flags().StringVar(&dopts.Config, "config", "", "the render's --config file, which is not a manifest")
+
 	versionCmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
@@ -81,7 +102,7 @@ stdout and the exit code is 1. Details: ` + readme,
 			return err
 		},
 	}
-	root.AddCommand(renderCmd, versionCmd)
+	root.AddCommand(renderCmd, discoverCmd, versionCmd)
 	root.CompletionOptions.DisableDefaultCmd = true
 	return root
 }

@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/fedlearner/flapp-services/fn"
+	"github.com/fedlearner/flapp-services/render"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// DiscoverOptions are the flags of `flapp-services discover`.
+type DiscoverOptions struct {
+	Config string // the render's --config file, which is not a manifest
+	Paths  []string
+}
+
+// Discover answers, for a GitOps engine's plugin discovery (Argo CD's
+// discover.find), whether `render` of the same paths is this tool's job:
+// it reports a reason when the tree holds an FLApp in any form the render
+// reads (a List, quoted or commented kind, JSON, any document of a
+// multi-document file), when a file mentioning FLApp does not parse (so the
+// render reports it), or when the tree holds no object at all (so the
+// render refuses the empty render with its own message). It reports ""
+// when the tree holds objects but no FLApp: those directories are not ours.
+//
+// It reads the same files as the render, and parses only the files that
+// can hold an FLApp: the kind FLApp cannot be spelt without the bytes
+// "FLApp" or an escape sequence (a backslash) in the file.
+func Discover(opts DiscoverOptions) (string, error) {
+	skip := ""
+	if opts.Config != "" {
+		abs, err := filepath.Abs(opts.Config)
+		if err != nil {
+			return "", err
+		}
+		skip = abs
+	}
+	paths := opts.Paths
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	sawObject := false
+	for _, p := range paths {
+		files, err := manifestFiles(p, skip)
+		if err != nil {
+			return "", err
+		}
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				return "", err
+			}
+			name := filepath.ToSlash(f)
+			mentions := bytes.Contains(data, []byte(render.Kind))
+			if sawObject && !mentions && !bytes.Contains(data, []byte{'\\'}) {
+				continue
+			}
+			nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true}).Read()
+			if err != nil {
+				if mentions {
+					return fmt.Sprintf("%s mentions %s but does not parse: the render will report it", name, render.Kind), nil
+				}
+				sawObject = true
+				continue
+			}
+			var objs []*yaml.RNode
+			for _, n := range nodes {
+				objs = appendObjects(objs, n, name)
+			}
+			for _, o := range objs {
+				if o.YNode().Kind == yaml.MappingNode && fn.IsFLApp(scalar(o, "apiVersion"), scalar(o, "kind")) {
+					return fmt.Sprintf("%s in %s", render.Kind, name), nil
+				}
+			}
+			sawObject = sawObject || len(objs) > 0
+		}
+	}
+	if !sawObject {
+		return fmt.Sprintf("no Kubernetes objects in %s: the render will refuse an empty render", strings.Join(paths, ", ")), nil
+	}
+	return "", nil
+}
+
+// RunDiscover prints Discover's reason, or nothing; the exit code is 0 either
+// way (what Argo CD's discover.find expects), 1 only when a file cannot be read.
+func RunDiscover(opts DiscoverOptions, out, errOut io.Writer) error {
+	reason, err := Discover(opts)
+	if err != nil {
+		_, _ = fmt.Fprintf(errOut, "error: %v\n", err)
+		return fn.ErrFailed
+	}
+	if reason != "" {
+		_, err = fmt.Fprintln(out, reason)
+	}
+	return err
+}

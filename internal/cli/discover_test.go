@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const flappDoc = `apiVersion: fedlearner.k8s.io/v1alpha1
+kind: FLApp
+metadata:
+  name: mnist
+spec:
+  role: Leader
+  peerSpecs: {Follower: {peerURL: "x:1"}}
+  flReplicaSpecs: {}
+`
+
+const configMapDoc = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n"
+
+func TestDiscover(t *testing.T) {
+	indented := "  " + strings.ReplaceAll(strings.TrimSuffix(flappDoc, "\n"), "\n", "\n  ") + "\n"
+	cases := []struct {
+		name   string
+		files  map[string]string
+		config string
+		want   string // the reason's prefix; "" means no match
+	}{
+		{"plain", map[string]string{"a.yaml": flappDoc}, "", "FLApp in a.yaml"},
+		{"in a List", map[string]string{"export.yaml": "apiVersion: v1\nkind: List\nitems:\n- " + strings.TrimPrefix(indented, "  ")}, "", "FLApp in export.yaml"},
+		{"double-quoted kind", map[string]string{"a.yaml": strings.Replace(flappDoc, "kind: FLApp", `kind: "FLApp"`, 1)}, "", "FLApp in a.yaml"},
+		{"single-quoted kind", map[string]string{"a.yaml": strings.Replace(flappDoc, "kind: FLApp", `kind: 'FLApp'`, 1)}, "", "FLApp in a.yaml"},
+		{"kind with a comment", map[string]string{"a.yaml": strings.Replace(flappDoc, "kind: FLApp", "kind: FLApp # job", 1)}, "", "FLApp in a.yaml"},
+		{"kind spelt with an escape", map[string]string{"a.yaml": strings.Replace(flappDoc, "kind: FLApp", `kind: "\x46LApp"`, 1)}, "", "FLApp in a.yaml"},
+		{"JSON", map[string]string{"a.json": `{"apiVersion":"fedlearner.k8s.io/v1alpha1","kind":"FLApp","metadata":{"name":"x"}}`}, "", "FLApp in a.json"},
+		{"JSON with a unicode escape", map[string]string{"a.json": `{"apiVersion":"fedlearner.k8s.io/v1alpha1","kind":"FL\u0041pp","metadata":{"name":"x"}}`}, "", "FLApp in a.json"},
+		{"second document", map[string]string{"all.yml": configMapDoc + "---\n" + flappDoc}, "", "FLApp in all.yml"},
+		{"nested, after other files", map[string]string{"a.yaml": configMapDoc, "b/c/d.yaml": flappDoc}, "", "FLApp in b/c/d.yaml"},
+		{"other version of the group", map[string]string{"a.yaml": strings.Replace(flappDoc, "v1alpha1", "v2", 1)}, "", "FLApp in a.yaml"},
+		{"a file mentioning FLApp that does not parse", map[string]string{"a.yaml": configMapDoc, "b.yaml": "kind: FLApp\nmetadata: {name: [\n"}, "", "b.yaml mentions FLApp but does not parse"},
+		{"nothing at all", map[string]string{"README.md": "# empty\n"}, "", "no Kubernetes objects in"},
+		{"only comments and separators", map[string]string{"a.yaml": "# nothing yet\n---\n"}, "", "no Kubernetes objects in"},
+		{"only the config file", map[string]string{"fn.yaml": configMapDoc}, "fn.yaml", "no Kubernetes objects in"},
+
+		{"other objects", map[string]string{"a.yaml": configMapDoc, "b.json": `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"}}`}, "", ""},
+		{"a comment mentioning FLApp", map[string]string{"a.yaml": configMapDoc + "# kind: FLApp\n"}, "", ""},
+		{"FLApp of another group", map[string]string{"a.yaml": strings.Replace(flappDoc, "fedlearner.k8s.io", "example.com", 1)}, "", ""},
+		{"local-config FLApp", map[string]string{"a.yaml": configMapDoc, "b.yaml": strings.Replace(flappDoc, "  name: mnist\n", "  name: mnist\n  annotations: {config.kubernetes.io/local-config: \"true\"}\n", 1)}, "", ""},
+		{"FLApp in a hidden directory", map[string]string{"a.yaml": configMapDoc, ".old/b.yaml": flappDoc}, "", ""},
+		{"FLApp in a file the render does not read", map[string]string{"a.yaml": configMapDoc, "b.txt": flappDoc}, "", ""},
+		{"FLApp as a value", map[string]string{"a.yaml": configMapDoc + "data:\n  kind: FLApp\n"}, "", ""},
+		{"an unparseable file without FLApp", map[string]string{"a.yaml": "a: [\n"}, "", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Chdir(writeFiles(t, c.files))
+			got, err := Discover(DiscoverOptions{Config: c.config})
+			require.NoError(t, err)
+			if c.want == "" {
+				assert.Empty(t, got)
+			} else {
+				assert.True(t, strings.HasPrefix(got, c.want), "Discover = %q, want a reason starting with %q", got, c.want)
+			}
+		})
+	}
+}
+
+// The command prints the reason, or nothing, and exits 0 either way: what
+// Argo CD's discover.find expects; 1 only when a path cannot be read.
+func TestDiscoverCommand(t *testing.T) {
+	with := writeFiles(t, map[string]string{"a.yaml": flappDoc})
+	without := writeFiles(t, map[string]string{"a.yaml": configMapDoc})
+
+	code, out, stderr := runMain([]string{"discover", with}, "")
+	assert.Equal(t, 0, code)
+	assert.Equal(t, "FLApp in "+filepath.ToSlash(filepath.Join(with, "a.yaml"))+"\n", out)
+	assert.Empty(t, stderr)
+
+	code, out, stderr = runMain([]string{"discover", without}, "")
+	assert.Equal(t, 0, code)
+	assert.Empty(t, out)
+	assert.Empty(t, stderr)
+
+	code, out, stderr = runMain([]string{"discover", filepath.Join(without, "missing")}, "")
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out)
+	assert.Contains(t, stderr, "missing")
+}
