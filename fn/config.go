@@ -21,12 +21,18 @@ const (
 const (
 	settingOwnerReferences     = "ownerReferences"
 	settingMaxServicesPerFLApp = "maxServicesPerFLApp"
+	settingMaxServices         = "maxServices"
 )
+
+// DefaultMaxServices bounds the Services of one run unless configured: ten
+// times Kubernetes' scalability envelope of about 10,000 Services per cluster.
+const DefaultMaxServices = 100000
 
 // Config is the function's configuration, from whichever form it came in.
 type Config struct {
 	OwnerReferences     render.OwnerReferencePolicy
 	MaxServicesPerFLApp int64
+	MaxServices         int64 // in one run, over all FLApps
 }
 
 // DefaultConfig is what an absent or empty functionConfig means.
@@ -34,6 +40,7 @@ func DefaultConfig() Config {
 	return Config{
 		OwnerReferences:     render.OwnerReferencesIfKnown,
 		MaxServicesPerFLApp: render.DefaultMaxServicesPerFLApp,
+		MaxServices:         DefaultMaxServices,
 	}
 }
 
@@ -101,7 +108,7 @@ func ParseConfig(node *yaml.RNode) (Config, framework.Results) {
 				continue
 			}
 			cfg.OwnerReferences = policy
-		case settingMaxServicesPerFLApp:
+		case settingMaxServicesPerFLApp, settingMaxServices:
 			n, err := strconv.ParseInt(value.Value, 10, 64)
 			isInt := value.Kind == yaml.ScalarNode && (value.Tag == yaml.NodeTagInt || fromStrings && value.Tag == yaml.NodeTagString)
 			if !isInt || err != nil || n < 1 {
@@ -109,15 +116,19 @@ func ParseConfig(node *yaml.RNode) (Config, framework.Results) {
 					"%s must be a positive integer, not %q", key, value.Value)))
 				continue
 			}
-			cfg.MaxServicesPerFLApp = n
+			if key == settingMaxServices {
+				cfg.MaxServices = n
+			} else {
+				cfg.MaxServicesPerFLApp = n
+			}
 		default:
 			unknown = append(unknown, key)
 		}
 	}
 	if len(unknown) > 0 {
 		results = append(results, configError(node, prefix+"."+unknown[0], fmt.Sprintf(
-			"unknown setting(s) %s; known settings are %s and %s",
-			strings.Join(unknown, ", "), settingOwnerReferences, settingMaxServicesPerFLApp)))
+			"unknown setting(s) %s; known settings are %s, %s and %s",
+			strings.Join(unknown, ", "), settingOwnerReferences, settingMaxServicesPerFLApp, settingMaxServices)))
 	}
 	return cfg, results
 }

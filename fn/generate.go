@@ -21,6 +21,9 @@ func Generate(items []*yaml.RNode, cfg Config) (*Output, framework.Results) {
 	inv := scan(items)
 	results := inv.results
 	opts := cfg.options()
+	if r := checkServiceCeiling(inv.flapps, cfg.MaxServices, opts.MaxServicesPerFLApp); r != nil {
+		return nil, capErrors(append(onlyErrors(results), r)) // nothing was generated or pruned
+	}
 
 	out := &Output{Kept: inv.kept}
 	owners := make(map[objectKey]*flapp) // every generated Service's FLApp
@@ -46,8 +49,9 @@ func Generate(items []*yaml.RNode, cfg Config) (*Output, framework.Results) {
 		results = append(results, flappInfo(f, fmt.Sprintf("generated %d Service(s)%s", len(services), ownerNote(services))))
 	}
 	if results.ExitCode() != 0 {
-		return nil, onlyErrors(results) // nothing was generated or pruned
+		return nil, capErrors(onlyErrors(results)) // nothing was generated or pruned
 	}
+	results = append(results, pairWarnings(inv.flapps)...)
 
 	for key, svc := range inv.previous {
 		if owners[key] == nil {

@@ -59,6 +59,7 @@ func RunKRM(in io.Reader, out, errOut io.Writer) (err error) {
 		printErrors(errOut, results, execErr)
 		return ErrFailed
 	}
+	PrintWarnings(errOut, results)
 	return nil
 }
 

@@ -56,6 +56,13 @@ func pruneNote(svc *yaml.RNode, key objectKey, reason string) *framework.Result 
 	}
 }
 
+// pairWarning is a warning about a follower FLApp, at fieldPath, whose
+// paired replicas do not match its leader's.
+func pairWarning(follower *flapp, fieldPath, msg string) *framework.Result {
+	return &framework.Result{Severity: framework.Warning, ResourceRef: refOf(follower.node), File: fileOf(follower.file),
+		Field: &framework.Field{Path: fieldPath}, Message: msg}
+}
+
 // runInfo is a note about the run as a whole.
 func runInfo(msg string) *framework.Result {
 	return &framework.Result{Severity: framework.Info, Message: msg}
@@ -84,15 +91,28 @@ func PrintErrors(w io.Writer, results framework.Results) {
 	printErrors(w, results, nil)
 }
 
+// PrintWarnings writes the warnings of a successful run the same way:
+// kustomize shows a function's stderr, not its results.
+func PrintWarnings(w io.Writer, results framework.Results) {
+	printResults(w, results, framework.Warning)
+}
+
 // printErrors is PrintErrors, writing fallback when there is no error result.
 func printErrors(w io.Writer, results framework.Results, fallback error) {
+	if printResults(w, results, framework.Error) == 0 && fallback != nil {
+		_, _ = fmt.Fprintf(w, "error: %v\n", fallback)
+	}
+}
+
+// printResults writes the results of one severity and returns how many.
+func printResults(w io.Writer, results framework.Results, severity framework.Severity) int {
 	n := 0
 	for _, r := range results {
-		if r.Severity != framework.Error {
+		if r.Severity != severity {
 			continue
 		}
 		n++
-		line := "error"
+		line := string(severity)
 		if r.File != nil && r.File.Path != "" {
 			line += " in " + r.File.Path
 		}
@@ -104,9 +124,7 @@ func printErrors(w io.Writer, results framework.Results, fallback error) {
 		}
 		_, _ = fmt.Fprintf(w, "%s: %s\n", line, r.Message)
 	}
-	if n == 0 && fallback != nil {
-		_, _ = fmt.Fprintf(w, "error: %v\n", fallback)
-	}
+	return n
 }
 
 func describe(ref *yaml.ResourceIdentifier) string {

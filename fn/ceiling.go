@@ -1,0 +1,72 @@
+package fn
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/fedlearner/flapp-services/render"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+)
+
+// checkServiceCeiling bounds the run before any Service is built: it sums
+// the FLApps' replica counts, not Services. An FLApp over
+// maxServicesPerFLApp fails on its own, before allocating, and is left out.
+// The error names the largest FLApps, where the count is usually decided.
+func checkServiceCeiling(flapps []*flapp, limit, perFLApp int64) *framework.Result {
+	type sized struct {
+		key objectKey
+		n   int64
+	}
+	var total int64
+	all := make([]sized, 0, len(flapps))
+	for _, f := range flapps {
+		n := render.ServiceCount(f.app)
+		if n > perFLApp {
+			continue
+		}
+		total += n
+		all = append(all, sized{objectKey{f.app.Namespace, f.app.Name}, n})
+	}
+	if total <= limit {
+		return nil
+	}
+	slices.SortFunc(all, func(a, b sized) int {
+		return cmp.Or(cmp.Compare(b.n, a.n), cmp.Compare(a.key.String(), b.key.String()))
+	})
+	largest := make([]string, 0, 3)
+	for _, s := range all[:min(3, len(all))] {
+		largest = append(largest, fmt.Sprintf("%s (%d)", s.key, s.n))
+	}
+	more := ""
+	if len(all) > 3 {
+		more = fmt.Sprintf(" and %d more", len(all)-3)
+	}
+	return runError(fmt.Sprintf(
+		"the input would produce %d Services, more than maxServices (%d): the largest FLApps are %s%s; "+
+			"lower their replicas, split the input, or raise maxServices if this is intended",
+		total, limit, strings.Join(largest, ", "), more))
+}
+
+// maxErrors bounds the error results of one run: a file of 50,000 broken
+// items gets the first errors and a count, not 50,000 results (each costs
+// about 20 kB and 60 µs to write).
+const maxErrors = 100
+
+func capErrors(results framework.Results) framework.Results {
+	n := 0
+	out := make(framework.Results, 0, min(len(results), maxErrors+1))
+	for _, r := range results {
+		if r.Severity == framework.Error {
+			if n++; n > maxErrors {
+				continue
+			}
+		}
+		out = append(out, r)
+	}
+	if n > maxErrors {
+		out = append(out, runError(fmt.Sprintf("%d more errors not shown (the first %d are)", n-maxErrors, maxErrors)))
+	}
+	return out
+}
