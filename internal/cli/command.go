@@ -6,7 +6,9 @@ import (
 	"io"
 
 	"github.com/fedlearner/flapp-services/fn"
+	"github.com/fedlearner/flapp-services/internal/loader"
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 const readme = "the README, https://github.com/fedlearner/flapp-services"
@@ -65,6 +67,9 @@ stdout and the exit code is 1. Details: ` + readme,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("max-services") && opts.MaxServices < 1 {
+				return fmt.Errorf("--max-services must be a positive integer, not %d", opts.MaxServices)
+			}
 			opts.Paths = args
 			return RunRender(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -72,6 +77,11 @@ stdout and the exit code is 1. Details: ` + readme,
 	renderCmd.Flags().StringVar(&opts.Config, "config", "", "function config file: a ConfigMap or a FLAppServices object")
 	renderCmd.Flags().StringVar(&opts.OwnerReferences, "owner-references", "", "owner-reference policy, overriding the config: IfKnown, Required or Never")
 	renderCmd.Flags().StringVar(&opts.Check, "check", "", "compare the render with this file instead of printing it; exit 1 with a diff when they differ")
+	renderCmd.Flags().Int64Var(&opts.MaxServices, "max-services", 0, fmt.Sprintf("most Services one run may generate, overriding the config's maxServices (default %d)", fn.DefaultMaxServices))
+	renderCmd.Flags().StringVar(&opts.LoadRestrictor, "load-restrictor", string(loader.RootOnly),
+		fmt.Sprintf("%s: follow symlinks only while they stay inside the PATH they are reached from; %s: anywhere (trusted trees only)", loader.RootOnly, loader.None))
+	renderCmd.Flags().Var(byteSize{&opts.Limits.MaxFileSize, loader.DefaultMaxFileSize}, "max-file-size", "largest file (or stdin) read")
+	renderCmd.Flags().Var(byteSize{&opts.Limits.MaxInputSize, loader.DefaultMaxInputSize}, "max-input-size", "most bytes read in one run, all files together")
 
 	var dopts DiscoverOptions
 	discoverCmd := &cobra.Command{
@@ -106,3 +116,32 @@ cannot be read: the contract of Argo CD's discover.find command.`,
 	root.CompletionOptions.DisableDefaultCmd = true
 	return root
 }
+
+// byteSize is a size flag written as a Kubernetes quantity (8Mi, 1G, 4096).
+type byteSize struct {
+	v   *int64
+	def int64
+}
+
+func (b byteSize) String() string {
+	n := b.def
+	if b.v != nil && *b.v != 0 {
+		n = *b.v
+	}
+	return resource.NewQuantity(n, resource.BinarySI).String()
+}
+
+func (b byteSize) Set(s string) error {
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return fmt.Errorf("not a size like 8Mi or 1048576: %w", err)
+	}
+	n, ok := q.AsInt64()
+	if !ok || n < 1 {
+		return fmt.Errorf("%s is not a positive number of bytes", s)
+	}
+	*b.v = n
+	return nil
+}
+
+func (byteSize) Type() string { return "size" }

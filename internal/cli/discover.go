@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/fedlearner/flapp-services/fn"
+	"github.com/fedlearner/flapp-services/internal/loader"
 	"github.com/fedlearner/flapp-services/render"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -33,30 +33,41 @@ type DiscoverOptions struct {
 // can hold an FLApp: the kind FLApp cannot be spelt without the bytes
 // "FLApp" or an escape sequence (a backslash) in the file.
 func Discover(opts DiscoverOptions) (string, error) {
+	// The render's own loader, restrictions and ceilings: discover reads
+	// the same untrusted tree.
+	ld, err := loader.New(loader.RootOnly, loader.Limits{})
+	if err != nil {
+		return "", err
+	}
 	skip := ""
 	if opts.Config != "" {
-		abs, err := filepath.Abs(opts.Config)
-		if err != nil {
+		if skip, err = filepath.Abs(opts.Config); err != nil {
 			return "", err
 		}
-		skip = abs
+		if real, err := filepath.EvalSymlinks(skip); err == nil {
+			skip = real
+		}
 	}
 	paths := opts.Paths
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
+	roots, err := resolvePaths(ld, paths)
+	if err != nil {
+		return "", err
+	}
+	files, err := listFiles(ld, roots, skip)
+	if err != nil {
+		return "", err
+	}
 	sawObject := false
-	for _, p := range paths {
-		files, err := manifestFiles(p, skip)
-		if err != nil {
-			return "", err
-		}
-		for _, f := range files {
-			data, err := os.ReadFile(f)
+	for _, list := range files {
+		for _, f := range list {
+			data, err := ld.Read(f)
 			if err != nil {
 				return "", err
 			}
-			name := filepath.ToSlash(f)
+			name := f.Name
 			mentions := bytes.Contains(data, []byte(render.Kind))
 			if sawObject && !mentions && !bytes.Contains(data, []byte{'\\'}) {
 				continue

@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
 
+	"github.com/fedlearner/flapp-services/internal/loader"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -19,14 +16,15 @@ const localConfigAnnotation = "config.kubernetes.io/local-config"
 // readManifests reads every object of the given files and directories, in a
 // stable order, expanding v1 Lists and dropping local-config objects (as
 // kustomize does). Each object carries its file in the path annotation until
-// the render is written, so errors can name it.
-func readManifests(paths []string, skip string, stdin io.Reader) ([]*yaml.RNode, error) {
+// the render is written, so errors can name it. Which files are read, and
+// how much of them, is the loader's to decide; a nil root is stdin.
+func readManifests(ld *loader.Loader, paths []string, roots []*loader.Root, skip string, stdin io.Reader) ([]*yaml.RNode, error) {
 	var items []*yaml.RNode
-	add := func(name string, r io.Reader) error {
+	add := func(name string, data []byte) error {
 		// PreserveSeqIndent keeps each file's list indentation, so the
 		// pass-through objects diff cleanly against their sources.
 		nodes, err := (&kio.ByteReader{
-			Reader:            r,
+			Reader:            bytes.NewReader(data),
 			PreserveSeqIndent: true,
 			SetAnnotations:    map[string]string{kioutil.PathAnnotation: name},
 		}).Read()
@@ -38,28 +36,66 @@ func readManifests(paths []string, skip string, stdin io.Reader) ([]*yaml.RNode,
 		}
 		return nil
 	}
-	for _, p := range paths {
-		if p == "-" {
-			if err := add("<stdin>", stdin); err != nil {
+	// List every file first: the ceilings are checked on their sizes before
+	// anything is read.
+	files, err := listFiles(ld, roots, skip)
+	if err != nil {
+		return nil, err
+	}
+	for i := range paths {
+		if roots[i] == nil {
+			data, err := ld.ReadStream("<stdin>", stdin)
+			if err != nil {
+				return nil, err
+			}
+			if err := add("<stdin>", data); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		files, err := manifestFiles(p, skip)
-		if err != nil {
-			return nil, err
-		}
-		for _, f := range files {
-			data, err := os.ReadFile(f)
+		for _, f := range files[i] {
+			data, err := ld.Read(f)
 			if err != nil {
 				return nil, err
 			}
-			if err := add(filepath.ToSlash(f), bytes.NewReader(data)); err != nil {
+			if err := add(f.Name, data); err != nil {
 				return nil, err
 			}
 		}
 	}
 	return items, nil
+}
+
+// resolvePaths resolves every PATH but stdin ("-", a nil root).
+func resolvePaths(ld *loader.Loader, paths []string) ([]*loader.Root, error) {
+	roots := make([]*loader.Root, len(paths))
+	for i, p := range paths {
+		if p == "-" {
+			continue
+		}
+		root, err := ld.Resolve(p)
+		if err != nil {
+			return nil, err
+		}
+		roots[i] = &root
+	}
+	return roots, nil
+}
+
+// listFiles lists the manifest files of every root, skipping the resolved
+// path skip (the config file).
+func listFiles(ld *loader.Loader, roots []*loader.Root, skip string) ([][]loader.File, error) {
+	files := make([][]loader.File, len(roots))
+	for i, root := range roots {
+		if root == nil {
+			continue
+		}
+		var err error
+		if files[i], err = ld.Files(*root, skip); err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
 }
 
 // appendObjects appends n, or the objects of n when it is a v1 List, unless
@@ -94,41 +130,4 @@ func scalar(n *yaml.RNode, path ...string) string {
 		return ""
 	}
 	return v.YNode().Value
-}
-
-// manifestFiles lists p itself, or the YAML and JSON files below it in
-// lexical order, skipping hidden directories and the config file.
-func manifestFiles(p, skip string) ([]string, error) {
-	info, err := os.Stat(p)
-	if err != nil {
-		return nil, err
-	}
-	if !info.IsDir() {
-		return []string{p}, nil
-	}
-	var files []string
-	err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if path != p && strings.HasPrefix(d.Name(), ".") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		switch strings.ToLower(filepath.Ext(path)) {
-		case ".yaml", ".yml", ".json":
-		default:
-			return nil
-		}
-		if skip != "" {
-			if abs, err := filepath.Abs(path); err == nil && abs == skip {
-				return nil
-			}
-		}
-		files = append(files, path)
-		return nil
-	})
-	return files, err
 }

@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/fedlearner/flapp-services/fn"
 	"github.com/fedlearner/flapp-services/internal/fastyaml"
+	"github.com/fedlearner/flapp-services/internal/loader"
 	"github.com/pmezard/go-difflib/difflib"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -19,8 +18,15 @@ type RenderOptions struct {
 	Config          string // function config file
 	OwnerReferences string // overrides the config's policy when set
 	Check           string // compare with this earlier render instead of printing
+	MaxServices     int64  // overrides the config's maxServices when set
+	LoadRestrictor  string // loader.RootOnly when empty
+	Limits          loader.Limits
 	Paths           []string
 }
+
+// checkCeiling bounds the file --check reads: a committed render of the
+// maximum 100,000 Services is about 49 MB.
+const checkCeiling = 256 << 20
 
 // RunRender is the standalone mode for Argo CD and CI: manifests in, the same
 // manifests plus the generated Services out, as one YAML stream. On any error
@@ -38,7 +44,11 @@ func RunRender(opts RenderOptions, in io.Reader, out, errOut io.Writer) (err err
 		return fn.ErrFailed
 	}
 
-	cfg, configPath, err := loadConfig(opts)
+	restrictor := loader.Restrictor(opts.LoadRestrictor)
+	if restrictor == "" {
+		restrictor = loader.RootOnly
+	}
+	ld, err := loader.New(restrictor, opts.Limits)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -46,7 +56,23 @@ func RunRender(opts RenderOptions, in io.Reader, out, errOut io.Writer) (err err
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
-	items, err := readManifests(paths, configPath, in)
+	// Every PATH first: --config and --check must lie inside one of them
+	// (or the current directory).
+	roots, err := resolvePaths(ld, paths)
+	if err != nil {
+		return fail("%v", err)
+	}
+	cfg, configPath, err := loadConfig(opts, ld)
+	if err != nil {
+		return fail("%v", err)
+	}
+	var checkPath string
+	if opts.Check != "" {
+		if checkPath, err = ld.Confine("--check", opts.Check); err != nil {
+			return fail("%v", err)
+		}
+	}
+	items, err := readManifests(ld, paths, roots, configPath, in)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -56,8 +82,8 @@ func RunRender(opts RenderOptions, in io.Reader, out, errOut io.Writer) (err err
 	}
 
 	output, results := fn.Generate(items, cfg)
+	results.Sort()
 	if results.ExitCode() != 0 {
-		results.Sort()
 		fn.PrintErrors(errOut, results)
 		return fn.ErrFailed
 	}
@@ -67,21 +93,34 @@ func RunRender(opts RenderOptions, in io.Reader, out, errOut io.Writer) (err err
 	}
 
 	if opts.Check != "" {
-		return check(opts.Check, buf.Bytes(), errOut)
+		committed, err := ld.ReadConfined("--check", opts.Check, checkPath, checkCeiling)
+		if err != nil {
+			return fail("%v", err)
+		}
+		if err := check(opts.Check, committed, buf.Bytes(), errOut); err != nil {
+			return err
+		}
+	} else if _, err := out.Write(buf.Bytes()); err != nil {
+		return err
 	}
-	_, err = out.Write(buf.Bytes())
-	return err
+	fn.PrintWarnings(errOut, results)
+	return nil
 }
 
-// loadConfig reads --config and applies --owner-references; it returns the
-// config file's absolute path, which is not part of the render.
-func loadConfig(opts RenderOptions) (fn.Config, string, error) {
+// loadConfig reads --config and applies --owner-references and
+// --max-services; it returns the config file's resolved path, which is not
+// part of the render.
+func loadConfig(opts RenderOptions, ld *loader.Loader) (fn.Config, string, error) {
 	cfg := fn.DefaultConfig()
 	var configPath string
 	if opts.Config != "" {
-		data, err := os.ReadFile(opts.Config)
+		var err error
+		if configPath, err = ld.Confine("--config", opts.Config); err != nil {
+			return cfg, "", err
+		}
+		data, err := ld.ReadConfined("--config", opts.Config, configPath, ld.Limits().MaxFileSize)
 		if err != nil {
-			return cfg, "", fmt.Errorf("reading --config: %w", err)
+			return cfg, "", err
 		}
 		node, err := yaml.Parse(string(data))
 		if err != nil {
@@ -92,9 +131,12 @@ func loadConfig(opts RenderOptions) (fn.Config, string, error) {
 			return cfg, "", fmt.Errorf("--config %s: %s", opts.Config, results[0].Message)
 		}
 		cfg = parsed
-		if configPath, err = filepath.Abs(opts.Config); err != nil {
-			return cfg, "", err
+	}
+	if opts.MaxServices != 0 {
+		if opts.MaxServices < 0 {
+			return cfg, "", fmt.Errorf("--max-services must be a positive integer, not %d", opts.MaxServices)
 		}
+		cfg.MaxServices = opts.MaxServices
 	}
 	if opts.OwnerReferences != "" {
 		policy, err := fn.ParseOwnerReferences("--owner-references", opts.OwnerReferences)
@@ -107,12 +149,7 @@ func loadConfig(opts RenderOptions) (fn.Config, string, error) {
 }
 
 // check compares a fresh render with an earlier one, for CI drift checks.
-func check(file string, fresh []byte, errOut io.Writer) error {
-	old, err := os.ReadFile(file)
-	if err != nil {
-		_, _ = fmt.Fprintf(errOut, "error: --check: %v\n", err)
-		return fn.ErrFailed
-	}
+func check(file string, old, fresh []byte, errOut io.Writer) error {
 	if bytes.Equal(old, fresh) {
 		return nil
 	}

@@ -136,11 +136,11 @@ func TestRenderConfigFile(t *testing.T) {
 	assert.Contains(t, out, "uid: \"1234\"", "the flag overrides the config")
 
 	bad := filepath.Join(dir, "bad-config.yaml")
-	require.NoError(t, os.WriteFile(bad, []byte("apiVersion: v1\nkind: ConfigMap\ndata: {maxServices: \"3\"}\n"), 0o644))
+	require.NoError(t, os.WriteFile(bad, []byte("apiVersion: v1\nkind: ConfigMap\ndata: {maxService: \"3\"}\n"), 0o644))
 	out, stderr, err = runRender(t, RenderOptions{Config: bad, Paths: []string{filepath.Join(dir, "flapp.yaml")}}, "")
 	assert.ErrorIs(t, err, fn.ErrFailed)
 	assert.Empty(t, out)
-	assert.Contains(t, stderr, "unknown setting(s) maxServices")
+	assert.Contains(t, stderr, "unknown setting(s) maxService;")
 }
 
 func TestRenderOwnOutputIsFixedPoint(t *testing.T) {
@@ -161,10 +161,11 @@ func TestRenderOwnOutputIsFixedPoint(t *testing.T) {
 
 func TestRenderCheck(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"apps/flapp.yaml": goodFLApp})
-	apps := filepath.Join(dir, "apps")
+	t.Chdir(dir) // as CI runs it, from the repository root: --check must lie inside it
+	apps := "apps"
 	rendered, _, err := runRender(t, RenderOptions{Paths: []string{apps}}, "")
 	require.NoError(t, err)
-	committed := filepath.Join(dir, "rendered.yaml")
+	committed := "rendered.yaml"
 	require.NoError(t, os.WriteFile(committed, []byte(rendered), 0o644))
 
 	out, stderr, err := runRender(t, RenderOptions{Check: committed, Paths: []string{apps}}, "")

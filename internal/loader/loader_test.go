@@ -1,0 +1,187 @@
+package loader
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// tree lays out files and symlinks under a fresh directory and makes it the
+// current directory for the test.
+func tree(t *testing.T, files, links map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for p, content := range files {
+		full := filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for p, target := range links {
+		full := filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, full); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(filepath.Join(root, "repo"))
+	return root
+}
+
+// list resolves paths and lists their files, or returns the first error.
+func list(t *testing.T, r Restrictor, limits Limits, paths ...string) ([]string, error) {
+	t.Helper()
+	l, err := New(r, limits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range paths {
+		root, err := l.Resolve(p)
+		if err != nil {
+			return nil, err
+		}
+		files, err := l.Files(root, "")
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			if _, err := l.Read(f); err != nil {
+				return nil, err
+			}
+			names = append(names, f.Name)
+		}
+	}
+	return names, nil
+}
+
+func wantErr(t *testing.T, err error, parts ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("no error, want one containing %q", parts)
+	}
+	for _, p := range parts {
+		if !strings.Contains(err.Error(), p) {
+			t.Errorf("error %q does not contain %q", err, p)
+		}
+	}
+}
+
+var base = map[string]string{
+	"secret.yaml":          "secret",
+	"private/x.yaml":       "secret",
+	"repo/apps/a.yaml":     "a",
+	"repo/apps/.hidden/h":  "h",
+	"repo/apps/z/z.json":   "z",
+	"repo/apps/notes.txt":  "n",
+	"repo/store/v1/s.yaml": "s",
+}
+
+func TestLinksOutOfThePathAreRefused(t *testing.T) {
+	for name, tc := range map[string]struct {
+		links map[string]string
+		path  string
+		want  []string
+	}{
+		"file":        {map[string]string{"repo/apps/l.yaml": "../../secret.yaml"}, "apps", []string{"apps/l.yaml is a symlink to ../../secret.yaml", "outside apps"}},
+		"dir":         {map[string]string{"repo/apps/v": "../../private"}, "apps", []string{"apps/v is a symlink to ../../private"}},
+		"sibling":     {map[string]string{"repo/apps/s": "../store"}, "apps", []string{"apps/s", "outside apps"}},
+		"path itself": {map[string]string{"repo/deploy": "../private"}, "deploy", []string{"deploy is a symlink to ../private", "outside the current directory"}},
+		"path parent": {map[string]string{"repo/deploy": "../private"}, "deploy/x.yaml", []string{"deploy is a symlink to ../private"}},
+		"dangling":    {map[string]string{"repo/apps/d.yaml": "nowhere.yaml"}, "apps", []string{"apps/d.yaml is a symlink to nowhere.yaml, which does not exist"}},
+		"file loop":   {map[string]string{"repo/apps/l1.yaml": "l2.yaml", "repo/apps/l2.yaml": "l1.yaml"}, "apps", []string{"apps/l1.yaml", "loop"}},
+		"dir loop":    {map[string]string{"repo/apps/z/up": ".."}, "apps", []string{"apps/z/up is a symlink to .., which leads back to apps: a symlink loop"}},
+		"dir twice":   {map[string]string{"repo/apps/s1": "z", "repo/apps/s2": "z"}, "apps", []string{"apps/s2 is a symlink to z, a directory already read as apps/s1"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			tree(t, base, tc.links)
+			_, err := list(t, RootOnly, Limits{}, tc.path)
+			wantErr(t, err, tc.want...)
+		})
+	}
+}
+
+func TestLinksInsideThePathAreFollowed(t *testing.T) {
+	tree(t, base, map[string]string{
+		"repo/apps/cur":       ".hidden",
+		"repo/apps/h.yaml":    ".hidden/h",
+		"repo/apps/LICENSE":   "../../secret.yaml", // never read: no manifest extension
+		"repo/apps/.vendor":   "../../private",     // never walked: hidden
+		"repo/apps/gone.txt":  "nowhere",
+		"repo/store-link":     "store/v1",
+		"repo/apps/z/up.yaml": "../a.yaml",
+	})
+	got, err := list(t, RootOnly, Limits{}, "apps", "store-link")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "apps/a.yaml apps/h.yaml apps/z/up.yaml apps/z/z.json store-link/s.yaml"
+	if strings.Join(got, " ") != want {
+		t.Errorf("got %v, want %s", got, want)
+	}
+}
+
+func TestNoneFollowsLinksAnywhereButNotInLoops(t *testing.T) {
+	tree(t, base, map[string]string{"repo/apps/l.yaml": "../../secret.yaml", "repo/apps/v": "../../private"})
+	got, err := list(t, None, Limits{}, "apps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, " ") != "apps/a.yaml apps/l.yaml apps/v/x.yaml apps/z/z.json" {
+		t.Errorf("got %v", got)
+	}
+	tree(t, base, map[string]string{"repo/apps/z/up": ".."})
+	_, err = list(t, None, Limits{}, "apps")
+	wantErr(t, err, "loop")
+}
+
+func TestConfine(t *testing.T) {
+	tree(t, base, map[string]string{"repo/cfg.yaml": "../secret.yaml", "repo/ok.yaml": "store/v1/s.yaml"})
+	l, err := New(RootOnly, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = l.Confine("--config", "cfg.yaml")
+	wantErr(t, err, "--config cfg.yaml is a symlink to ../secret.yaml")
+	_, err = l.Confine("--config", "../secret.yaml")
+	wantErr(t, err, "--config ../secret.yaml resolves to", "outside the current directory and every PATH")
+	if _, err := l.Confine("--config", "ok.yaml"); err != nil {
+		t.Error(err)
+	}
+	if _, err := l.Resolve("../private"); err != nil { // written outside: the caller's choice
+		t.Fatal(err)
+	}
+	if _, err := l.Confine("--config", "../private/x.yaml"); err != nil {
+		t.Errorf("inside a PATH: %v", err)
+	}
+}
+
+func TestCeilings(t *testing.T) {
+	tree(t, map[string]string{"repo/apps/a.yaml": "12345", "repo/apps/b.yaml": "12345", "repo/apps/c.yaml": "12345"}, nil)
+	_, err := list(t, RootOnly, Limits{MaxFileSize: 4}, "apps")
+	wantErr(t, err, "apps/a.yaml is 5 bytes, over the ceiling of 4 bytes per file (--max-file-size)")
+	_, err = list(t, RootOnly, Limits{MaxInputSize: 11}, "apps")
+	wantErr(t, err, "apps/c.yaml brings the input to 15 bytes, over the ceiling of 11 bytes in total (--max-input-size)")
+	if _, err := list(t, RootOnly, Limits{MaxFileSize: 5, MaxInputSize: 15}, "apps"); err != nil {
+		t.Error(err)
+	}
+
+	l, err := New(RootOnly, Limits{MaxFileSize: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = l.ReadStream("<stdin>", strings.NewReader("12345"))
+	wantErr(t, err, "<stdin> is over the ceiling of 4 bytes per file")
+}
+
+func TestSpecialFilesAreRefused(t *testing.T) {
+	tree(t, base, map[string]string{"repo/apps/zero.yaml": "/dev/zero"})
+	_, err := list(t, None, Limits{}, "apps")
+	wantErr(t, err, "apps/zero.yaml is not a regular file (a device)")
+}
