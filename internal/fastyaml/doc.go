@@ -33,5 +33,6 @@
 //
 // This package must never import package fn, internal/cli or render: the
 // KRM processing uses it, never the other way. It knows Services only as
-// corev1.Service and items only as yaml nodes.
+// corev1.Service and items only as yaml nodes. (Its differential tests, in
+// package fastyaml_test, drive it through fn and internal/cli.)
 package fastyaml
