@@ -50,6 +50,9 @@ func run(m *testing.M) int {
 	}
 	code := m.Run()
 	_ = engine.RemoveImage(testImage)
+	if err := engine.PruneDangling(); err != nil {
+		fmt.Fprintln(os.Stderr, "clients/image:", err)
+	}
 	return code
 }
 

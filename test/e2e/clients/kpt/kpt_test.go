@@ -63,7 +63,11 @@ func run(m *testing.M) int {
 	if env.image, err = engine.BuildImage(name, dir); err != nil {
 		return fail(err)
 	}
-	return m.Run()
+	code := m.Run()
+	if err := engine.PruneDangling(); err != nil {
+		fmt.Fprintln(os.Stderr, "clients/kpt:", err)
+	}
+	return code
 }
 
 // buildKpt runs hack/build-kpt.sh (cached; logs its progress) and returns the

@@ -65,7 +65,11 @@ func run(m *testing.M) int {
 	if env.image, err = engine.BuildImage(name, dir); err != nil {
 		return fail(err)
 	}
-	return m.Run()
+	code := m.Run()
+	if err := engine.PruneDangling(); err != nil {
+		fmt.Fprintln(os.Stderr, "clients/kustomize:", err)
+	}
+	return code
 }
 
 // installKustomize returns <repo>/.cache/bin/kustomize, installing

@@ -197,6 +197,29 @@ func RemoveImage(name string) error {
 	return err
 }
 
+// PruneDangling removes the untagged images this project's Dockerfile made
+// (label org.opencontainers.image.title=flapp-services): those a rebuild under
+// the same name left behind, and the per-platform images of a removed
+// image-oci index. It holds Lock, so no build of the suite is in progress.
+func PruneDangling() error {
+	unlock, err := Lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	out, err := command("podman", "images", "--quiet", "--no-trunc", "--filter", "dangling=true",
+		"--filter", "label=org.opencontainers.image.title=flapp-services")
+	if err != nil {
+		return err
+	}
+	ids := strings.Fields(out)
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err = command("podman", append([]string{"rmi"}, ids...)...)
+	return err
+}
+
 // CopyTree copies the directory src into dst (created), keeping file modes.
 func CopyTree(t testing.TB, src, dst string) {
 	t.Helper()
