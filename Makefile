@@ -36,6 +36,20 @@ unit:
 integration: build
 	cd test/integration && FLAPP_SERVICES_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 30m ./...
 
+## fuzz: every fuzz target of the main module (go test -fuzz), one at a time, FUZZTIME each.
+## Minimizing a new interesting input is capped at FUZZMINIMIZETIME so it cannot eat the run.
+## A crasher lands in <pkg>/testdata/fuzz/<Target>/: commit it, go test replays it (SECURITY.md).
+.PHONY: fuzz
+FUZZTIME ?= 1m
+FUZZMINIMIZETIME ?= 10s
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$target ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg; \
+	  done; \
+	done
+
 ## e2e: build Kubernetes from source (logged as it goes; cached), then the real-cluster suite
 ## (test/e2e without clients/, which is e2e-clients').
 e2e: build
