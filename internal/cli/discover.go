@@ -44,8 +44,8 @@ func Discover(opts DiscoverOptions) (string, error) {
 		if skip, err = filepath.Abs(opts.Config); err != nil {
 			return "", err
 		}
-		if real, err := filepath.EvalSymlinks(skip); err == nil {
-			skip = real
+		if resolved, err := filepath.EvalSymlinks(skip); err == nil {
+			skip = resolved
 		}
 	}
 	paths := opts.Paths
