@@ -3,13 +3,16 @@ package argocd
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
 
+	"github.com/argoproj/argo-cd/gitops-engine/v3/pkg/utils/kube"
 	"github.com/argoproj/argo-cd/v3/pkg/apis/application/v1alpha1"
 )
 
@@ -65,6 +68,35 @@ func TestHelmVariant(t *testing.T) {
 	})
 	require.NoError(t, err)
 	t.Cleanup(stop)
+
+	t.Run("examples/argocd/helm/application.yaml", func(t *testing.T) {
+		data, err := os.ReadFile(filepath.Join(env.repo, "examples", "argocd", "helm", "application.yaml"))
+		require.NoError(t, err)
+		var app v1alpha1.Application
+		require.NoError(t, yaml.UnmarshalStrict(data, &app))
+		src := app.Spec.Source
+		require.Equal(t, helmPluginName, src.Plugin.Name)
+		root := t.TempDir()
+		copyDir(t, filepath.Join(env.repo, filepath.FromSlash(src.Path)), filepath.Join(root, filepath.FromSlash(src.Path)))
+		resp, err := generate(t, root, application{name: app.Name, namespace: app.Spec.Destination.Namespace, path: src.Path, plugin: src.Plugin})
+		require.NoError(t, err)
+
+		// What examples/helm's README runs by hand, with Helm 3's post-renderer.
+		cmd := exec.Command(helm, "template", "mnist", src.Path, "--namespace", app.Spec.Destination.Namespace,
+			"--values", filepath.Join(src.Path, "values.yaml"),
+			"--post-renderer", env.flapp, "--post-renderer-args", "render", "--post-renderer-args", "-")
+		cmd.Dir = root
+		out, err := cmd.Output()
+		require.NoError(t, err)
+		objs, err := kube.SplitYAML(out)
+		require.NoError(t, err)
+		var want []any
+		for _, o := range objs {
+			want = append(want, normalise(t, o.Object))
+		}
+		assert.Equal(t, want, manifestValues(t, resp))
+		assert.Equal(t, []string{"mnist-leader-master-0", "mnist-leader-worker-0", "mnist-leader-worker-1"}, serviceNames(objectsOf(t, resp)))
+	})
 
 	files := map[string]string{}
 	for k, v := range chart {
