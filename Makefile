@@ -63,6 +63,9 @@ e2e: build
 e2e-clients: build
 	bash test/e2e/hack/podman.sh >/dev/null
 	bash test/e2e/hack/build-kpt.sh >/dev/null
+	bash test/e2e/hack/build-k8s.sh >/dev/null
+	bash test/e2e/hack/build-flux.sh >/dev/null
+	bash test/e2e/hack/build-helm.sh >/dev/null
 	cd test/e2e && FLAPP_SERVICES_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 80m ./clients/...
 	$(MAKE) e2e-argocd
 
