@@ -37,7 +37,7 @@ const (
 // Restrictors lists the valid restrictors, default first.
 var Restrictors = []Restrictor{RootOnly, None}
 
-// Default ceilings: far above any real repository (Argo CD itself refuses
+// Default ceilings: far above any resolved repository (Argo CD itself refuses
 // more than 10 MB of plain manifests per application by default), far below
 // what would exhaust a repo-server (parsing costs about 100 times the input).
 const (
@@ -94,9 +94,9 @@ type File struct {
 
 // Root is a PATH argument, resolved and checked.
 type Root struct {
-	Name string // as written
-	real string
-	dir  bool
+	Name     string // as written
+	resolved string
+	dir      bool
 }
 
 // Resolve resolves a PATH argument and records it as a root. A PATH written
@@ -109,23 +109,23 @@ func (l *Loader) Resolve(p string) (Root, error) {
 		abs = filepath.Join(l.cwd, p)
 	}
 	abs = filepath.Clean(abs)
-	real, err := l.resolve(abs)
+	resolved, err := l.resolve(abs)
 	if err != nil {
 		return Root{}, err
 	}
-	if l.restrictor == RootOnly && within(abs, l.cwd) && !within(real, l.cwd) {
-		return Root{}, l.outside(p, abs, real, "the current directory")
+	if l.restrictor == RootOnly && within(abs, l.cwd) && !within(resolved, l.cwd) {
+		return Root{}, l.outside(p, abs, resolved, "the current directory")
 	}
-	info, err := os.Stat(real)
+	info, err := os.Stat(resolved)
 	if err != nil {
 		return Root{}, err
 	}
 	if info.IsDir() {
-		l.roots = append(l.roots, real)
+		l.roots = append(l.roots, resolved)
 	} else {
-		l.roots = append(l.roots, filepath.Dir(real))
+		l.roots = append(l.roots, filepath.Dir(resolved))
 	}
-	return Root{Name: filepath.ToSlash(filepath.Clean(p)), real: real, dir: info.IsDir()}, nil
+	return Root{Name: filepath.ToSlash(filepath.Clean(p)), resolved: resolved, dir: info.IsDir()}, nil
 }
 
 // Confine checks a file named by a flag (--config, --check): it must
@@ -137,15 +137,15 @@ func (l *Loader) Confine(flag, p string) (string, error) {
 	if !filepath.IsAbs(abs) {
 		abs = filepath.Join(l.cwd, p)
 	}
-	real, err := l.resolve(filepath.Clean(abs))
+	resolved, err := l.resolve(filepath.Clean(abs))
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", flag, err)
 	}
-	if l.restrictor == RootOnly && !within(real, l.cwd) && !slices.ContainsFunc(l.roots, func(r string) bool { return within(real, r) }) {
-		err := l.outside(p, filepath.Clean(abs), real, "the current directory and every PATH")
+	if l.restrictor == RootOnly && !within(resolved, l.cwd) && !slices.ContainsFunc(l.roots, func(r string) bool { return within(resolved, r) }) {
+		err := l.outside(p, filepath.Clean(abs), resolved, "the current directory and every PATH")
 		return "", fmt.Errorf("%s %w", flag, err)
 	}
-	return real, nil
+	return resolved, nil
 }
 
 // Files lists the manifest files of a root: the file itself, or the .yaml,
@@ -154,14 +154,14 @@ func (l *Loader) Confine(flag, p string) (string, error) {
 // skip, when set, leaves out one resolved path (the config file).
 func (l *Loader) Files(root Root, skip string) ([]File, error) {
 	if !root.dir {
-		f, err := l.file(root.Name, root.real)
+		f, err := l.file(root.Name, root.resolved)
 		if err != nil {
 			return nil, err
 		}
 		return []File{f}, nil
 	}
-	w := walker{l: l, root: root, skip: skip, seen: map[string]string{root.real: root.Name}}
-	if err := w.dir(root.Name, root.real, []string{root.real}); err != nil {
+	w := walker{l: l, root: root, skip: skip, seen: map[string]string{root.resolved: root.Name}}
+	if err := w.dir(root.Name, root.resolved, []string{root.resolved}); err != nil {
 		return nil, err
 	}
 	return w.files, nil
@@ -175,14 +175,14 @@ type walker struct {
 	files []File
 }
 
-func (w *walker) dir(name, real string, stack []string) error {
-	entries, err := os.ReadDir(real)
+func (w *walker) dir(name, dirPath string, stack []string) error {
+	entries, err := os.ReadDir(dirPath)
 	if err != nil {
 		return err
 	}
 	for _, e := range entries { // sorted by name
 		child := filepath.ToSlash(filepath.Join(name, e.Name()))
-		childReal := filepath.Join(real, e.Name())
+		childReal := filepath.Join(dirPath, e.Name())
 		mode := e.Type()
 		if mode&fs.ModeSymlink != 0 {
 			target, _ := os.Readlink(childReal)
@@ -206,7 +206,7 @@ func (w *walker) dir(name, real string, stack []string) error {
 			if info.IsDir() && strings.HasPrefix(e.Name(), ".") || !info.IsDir() && !isManifest(e.Name()) {
 				continue // never read: where it points does not matter
 			}
-			if w.l.restrictor == RootOnly && !within(resolved, w.root.real) {
+			if w.l.restrictor == RootOnly && !within(resolved, w.root.resolved) {
 				return fmt.Errorf("%s is a symlink to %s, which resolves to %s, outside %s (the PATH it was reached from): %s",
 					child, target, resolved, w.root.Name, linkHint)
 			}
@@ -260,8 +260,8 @@ func (w *walker) dir(name, real string, stack []string) error {
 
 // file checks one file before anything is read: a regular file, within the
 // per-file ceiling and, with everything listed so far, the total one.
-func (l *Loader) file(name, real string) (File, error) {
-	info, err := os.Stat(real)
+func (l *Loader) file(name, resolved string) (File, error) {
+	info, err := os.Stat(resolved)
 	if err != nil {
 		return File{}, err
 	}
@@ -271,7 +271,7 @@ func (l *Loader) file(name, real string) (File, error) {
 	if err := l.account(name, info.Size()); err != nil {
 		return File{}, err
 	}
-	return File{Name: name, path: real, size: info.Size()}, nil
+	return File{Name: name, path: resolved, size: info.Size()}, nil
 }
 
 func (l *Loader) account(name string, size int64) error {
@@ -292,7 +292,7 @@ func (l *Loader) Read(f File) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer fh.Close()
+	defer func() { _ = fh.Close() }()
 	data, err := io.ReadAll(io.LimitReader(fh, l.limits.MaxFileSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Name, err)
@@ -323,8 +323,8 @@ func (l *Loader) ReadStream(name string, r io.Reader) ([]byte, error) {
 
 // ReadConfined reads a file named by a flag (already Confined) within the
 // given ceiling.
-func (l *Loader) ReadConfined(flag, name, real string, ceiling int64) ([]byte, error) {
-	info, err := os.Stat(real)
+func (l *Loader) ReadConfined(flag, name, resolved string, ceiling int64) ([]byte, error) {
+	info, err := os.Stat(resolved)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
@@ -334,11 +334,11 @@ func (l *Loader) ReadConfined(flag, name, real string, ceiling int64) ([]byte, e
 	if info.Size() > ceiling {
 		return nil, fmt.Errorf("%s %s is %s, over the ceiling of %s", flag, name, human(info.Size()), human(ceiling))
 	}
-	fh, err := os.Open(real)
+	fh, err := os.Open(resolved)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
-	defer fh.Close()
+	defer func() { _ = fh.Close() }()
 	data, err := io.ReadAll(io.LimitReader(fh, ceiling+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", flag, err)
@@ -362,9 +362,9 @@ const (
 // resolve resolves abs, naming the symlink on the way when
 // it is part of a loop or dangles.
 func (l *Loader) resolve(abs string) (string, error) {
-	real, err := filepath.EvalSymlinks(abs)
+	resolved, err := filepath.EvalSymlinks(abs)
 	if err == nil {
-		return real, nil
+		return resolved, nil
 	}
 	if link, target := l.firstLink(abs); link != "" {
 		if isLoop(abs) {
@@ -378,12 +378,12 @@ func (l *Loader) resolve(abs string) (string, error) {
 }
 
 // outside is the error for a path that resolves outside where it must stay.
-func (l *Loader) outside(p, abs, real, where string) error {
+func (l *Loader) outside(p, abs, resolved, where string) error {
 	link, target := l.firstLink(abs)
 	if link == "" {
-		return fmt.Errorf("%s resolves to %s, outside %s: %s", p, real, where, pathHint)
+		return fmt.Errorf("%s resolves to %s, outside %s: %s", p, resolved, where, pathHint)
 	}
-	return fmt.Errorf("%s is a symlink to %s, which resolves to %s, outside %s: %s", link, target, real, where, linkHint)
+	return fmt.Errorf("%s is a symlink to %s, which resolves to %s, outside %s: %s", link, target, resolved, where, linkHint)
 }
 
 // firstLink finds the first symlink on the way to abs, named from the

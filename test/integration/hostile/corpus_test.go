@@ -289,7 +289,7 @@ func corpus() []input {
 			return build(dir, repo)
 		}})
 	}
-	link := func(target, name string) error { return os.Symlink(target, name) }
+	link := os.Symlink
 	farm("file-out", func(_, repo string) ([]string, error) {
 		return []string{repo}, link("../secret.yaml", filepath.Join(repo, "link.yaml"))
 	})
@@ -314,10 +314,10 @@ func corpus() []input {
 	farm("dir-out-named-yaml", func(_, repo string) ([]string, error) {
 		return []string{repo}, link("../private", filepath.Join(repo, "vendor.yaml"))
 	})
-	farm("root-arg-is-link-out", func(root, repo string) ([]string, error) {
+	farm("root-arg-is-link-out", func(_, repo string) ([]string, error) {
 		return []string{filepath.Join(repo, "apps")}, link("../private", filepath.Join(repo, "apps"))
 	})
-	farm("file-arg-is-link-out", func(root, repo string) ([]string, error) {
+	farm("file-arg-is-link-out", func(_, repo string) ([]string, error) {
 		return []string{filepath.Join(repo, "flapp.yaml")}, link("../secret.yaml", filepath.Join(repo, "flapp.yaml"))
 	})
 	farm("file-loop", func(_, repo string) ([]string, error) {
