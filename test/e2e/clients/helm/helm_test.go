@@ -61,7 +61,8 @@ func run(m *testing.M) int {
 	// Helm 4 runs the plugin's command by name from PATH, as a user's
 	// install would: put the binary under test there as flapp-services.
 	env.binDir = filepath.Join(tmp, "path")
-	if err := os.MkdirAll(env.binDir, 0o755); err == nil {
+	err = os.MkdirAll(env.binDir, 0o755)
+	if err == nil {
 		err = os.Symlink(env.flapp, filepath.Join(env.binDir, "flapp-services"))
 	}
 	if err != nil {
