@@ -7,6 +7,7 @@ package helm
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,12 +21,18 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fedlearner/flapp-services/test/e2e/internal/testenv"
 )
+
+var flappGVR = schema.GroupVersionResource{Group: "fedlearner.k8s.io", Version: "v1alpha1", Resource: "flapps"}
 
 var env struct {
 	repo    string
@@ -35,7 +42,8 @@ var env struct {
 	helm4   string
 	chart   string
 	plugin  string
-	helmEnv []string // isolated HELM_*_HOME dirs
+	helmEnv []string // isolated HELM_*_HOME dirs, PATH, KUBECONFIG
+	cluster *testenv.Cluster
 }
 
 func TestMain(m *testing.M) {
@@ -83,8 +91,17 @@ func run(m *testing.M) int {
 		"HELM_CACHE_HOME=" + filepath.Join(tmp, "cache"),
 		"HELM_DATA_HOME=" + filepath.Join(tmp, "data"),
 		"HELM_PLUGINS=" + filepath.Join(tmp, "data", "plugins"),
-		"KUBECONFIG=" + filepath.Join(tmp, "no-kubeconfig"), // helm template needs no cluster
 	}
+	// helm install/upgrade/uninstall go to a real kube-apiserver with the
+	// FLApp CRD (helm template never contacts it).
+	c, err := testenv.StartCluster(context.Background(), env.repo)
+	if err != nil {
+		testenv.Logf("control plane: %v", err)
+		return 1
+	}
+	defer c.Stop()
+	env.cluster = c
+	env.helmEnv = append(env.helmEnv, "KUBECONFIG="+c.Kubeconfig)
 	return m.Run()
 }
 
@@ -407,6 +424,89 @@ func TestBadFLApp(t *testing.T) {
 			assert.Empty(t, stdout.String())
 			assert.Contains(t, stderr.String(), "FLApp fl-leader/mnist.v2")
 			assert.Contains(t, stderr.String(), "DNS-1035")
+		})
+	}
+}
+
+// liveServices returns the Services of a namespace by name.
+func liveServices(t *testing.T, ns string) map[string]corev1.Service {
+	t.Helper()
+	list, err := env.cluster.Kube.CoreV1().Services(ns).List(context.Background(), metav1.ListOptions{})
+	require.NoError(t, err)
+	out := map[string]corev1.Service{}
+	for _, s := range list.Items {
+		out[s.Name] = s
+	}
+	return out
+}
+
+func serviceNames(svcs map[string]corev1.Service) []string {
+	out := make([]string, 0, len(svcs))
+	for n := range svcs {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func wantNames(want []wantService) []string {
+	var out []string
+	for _, w := range want {
+		out = append(out, w.name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestInstallUpgradeUninstall: the post-renderer in a real release
+// lifecycle against kube-apiserver 1.37. `helm install` creates the FLApp
+// and its Services; `helm upgrade` with Worker 2 -> 1 deletes exactly
+// worker-1 (it left the release manifest) and keeps every other Service's
+// UID and ClusterIP; an upgrade whose FLApp is bad fails and changes nothing
+// (same Services, same resourceVersions, release still at revision 2);
+// `helm uninstall` deletes the Services with the FLApp.
+func TestInstallUpgradeUninstall(t *testing.T) {
+	v := loadValues(t)
+	for _, h := range helms {
+		t.Run(h.name, func(t *testing.T) {
+			h.setup(t)
+			ns := "helm-" + h.name
+			_, err := env.cluster.Kube.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+			require.NoError(t, err)
+			args := func(verb string, extra ...string) []string {
+				return append(append([]string{verb, "mnist", env.chart, "--namespace", ns}, extra...), h.postArg()...)
+			}
+
+			mustHelm(t, h.bin(), args("install")...)
+			_, err = env.cluster.Dyn.Resource(flappGVR).Namespace(ns).Get(context.Background(), "mnist", metav1.GetOptions{})
+			require.NoError(t, err, "the FLApp is installed")
+			live1 := liveServices(t, ns)
+			require.Equal(t, wantNames(expectServices(v, "mnist", nil)), serviceNames(live1), "install creates the operator's Services")
+
+			mustHelm(t, h.bin(), args("upgrade", "--set", "replicaSpecs.Worker.replicas=1")...)
+			live2 := liveServices(t, ns)
+			require.Equal(t, wantNames(expectServices(v, "mnist", map[string]int{"Worker": 1})), serviceNames(live2), "upgrade prunes the scaled-down Service")
+			_, had := live1["mnist-leader-worker-1"]
+			require.True(t, had, "worker-1 existed before the upgrade")
+			for n, s := range live2 {
+				assert.Equal(t, live1[n].UID, s.UID, "%s keeps its UID", n)
+				assert.Equal(t, live1[n].Spec.ClusterIP, s.Spec.ClusterIP, "%s keeps its ClusterIP", n)
+			}
+
+			r := helm(t, h.bin(), args("upgrade", "--set", "replicaSpecs.Worker.replicas=0", "--set", "nameOverride=mnist.v2")...)
+			assert.NotZero(t, r.code, "an upgrade with a bad FLApp fails")
+			live3 := liveServices(t, ns)
+			require.Equal(t, serviceNames(live2), serviceNames(live3), "the failed upgrade deletes and creates nothing")
+			for n, s := range live3 {
+				assert.Equal(t, live2[n].ResourceVersion, s.ResourceVersion, "%s unchanged", n)
+			}
+			hist := mustHelm(t, h.bin(), "history", "mnist", "--namespace", ns, "--max", "1", "-o", "json")
+			assert.Contains(t, hist, `"revision":2`, "the release stays at revision 2")
+
+			mustHelm(t, h.bin(), "uninstall", "mnist", "--namespace", ns)
+			assert.Empty(t, liveServices(t, ns), "uninstall deletes the Services")
+			_, err = env.cluster.Dyn.Resource(flappGVR).Namespace(ns).Get(context.Background(), "mnist", metav1.GetOptions{})
+			assert.True(t, apierrors.IsNotFound(err), "uninstall deletes the FLApp: %v", err)
 		})
 	}
 }
