@@ -70,6 +70,9 @@ stdout and the exit code is 1. Details: ` + readme,
 			if cmd.Flags().Changed("max-services") && opts.MaxServices < 1 {
 				return fmt.Errorf("--max-services must be a positive integer, not %d", opts.MaxServices)
 			}
+			if opts.MaxObjects < 1 {
+				return fmt.Errorf("--max-objects must be a positive integer, not %d", opts.MaxObjects)
+			}
 			opts.Paths = args
 			return RunRender(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -82,6 +85,7 @@ stdout and the exit code is 1. Details: ` + readme,
 		fmt.Sprintf("%s: follow symlinks only while they stay inside the PATH they are reached from; %s: anywhere (trusted trees only)", loader.RootOnly, loader.None))
 	renderCmd.Flags().Var(byteSize{&opts.Limits.MaxFileSize, loader.DefaultMaxFileSize}, "max-file-size", "largest file (or stdin) read")
 	renderCmd.Flags().Var(byteSize{&opts.Limits.MaxInputSize, loader.DefaultMaxInputSize}, "max-input-size", "most bytes read in one run, all files together")
+	renderCmd.Flags().IntVar(&opts.MaxObjects, "max-objects", DefaultMaxObjects, "most objects read in one run, all files together")
 
 	var dopts DiscoverOptions
 	discoverCmd := &cobra.Command{

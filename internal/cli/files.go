@@ -13,14 +13,25 @@ import (
 
 const localConfigAnnotation = "config.kubernetes.io/local-config"
 
+// DefaultMaxObjects bounds the objects one render reads. Parsing costs
+// about 6 kB per document however small it is: the byte ceilings alone let a
+// file of empty documents ask for gigabytes.
+const DefaultMaxObjects = 200000
+
 // readManifests reads every object of the given files and directories, in a
 // stable order, expanding v1 Lists and dropping local-config objects (as
 // kustomize does). Each object carries its file in the path annotation until
 // the render is written, so errors can name it. Which files are read, and
-// how much of them, is the loader's to decide; a nil root is stdin.
-func readManifests(ld *loader.Loader, paths []string, roots []*loader.Root, skip string, stdin io.Reader) ([]*yaml.RNode, error) {
+// how much of them, is the loader's to decide; a nil root is stdin. At most
+// maxObjects objects are read: a file's documents are counted before it is
+// parsed.
+func readManifests(ld *loader.Loader, paths []string, roots []*loader.Root, skip string, stdin io.Reader, maxObjects int) ([]*yaml.RNode, error) {
 	var items []*yaml.RNode
 	add := func(name string, data []byte) error {
+		// kio.ByteReader splits a file at every line that starts with "---".
+		if docs := bytes.Count(data, []byte("\n---")) + 1; len(items)+docs > maxObjects {
+			return fmt.Errorf("%s holds up to %d documents, bringing the input over %d objects (--max-objects)", name, docs, maxObjects)
+		}
 		// PreserveSeqIndent keeps each file's list indentation, so the
 		// pass-through objects diff cleanly against their sources.
 		nodes, err := (&kio.ByteReader{
@@ -33,6 +44,9 @@ func readManifests(ld *loader.Loader, paths []string, roots []*loader.Root, skip
 		}
 		for _, n := range nodes {
 			items = appendObjects(items, n, name)
+		}
+		if len(items) > maxObjects { // a List's items
+			return fmt.Errorf("%s brings the input to %d objects, over %d (--max-objects)", name, len(items), maxObjects)
 		}
 		return nil
 	}

@@ -19,6 +19,7 @@ type RenderOptions struct {
 	OwnerReferences string // overrides the config's policy when set
 	Check           string // compare with this earlier render instead of printing
 	MaxServices     int64  // overrides the config's maxServices when set
+	MaxObjects      int    // DefaultMaxObjects when 0
 	LoadRestrictor  string // loader.RootOnly when empty
 	Limits          loader.Limits
 	Paths           []string
@@ -72,7 +73,11 @@ func RunRender(opts RenderOptions, in io.Reader, out, errOut io.Writer) (err err
 			return fail("%v", err)
 		}
 	}
-	items, err := readManifests(ld, paths, roots, configPath, in)
+	maxObjects := opts.MaxObjects
+	if maxObjects == 0 {
+		maxObjects = DefaultMaxObjects
+	}
+	items, err := readManifests(ld, paths, roots, configPath, in, maxObjects)
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -22,7 +22,10 @@ type input struct {
 	stream []byte
 	krm    []byte
 	tree   func(dir string) ([]string, error) // returns the PATH arguments
-	secret string                             // must never appear in any output
+	// renderOnly: KRM mode bounds no input (kustomize and kpt hold the
+	// whole ResourceList already, SECURITY.md).
+	renderOnly bool
+	secret     string // must never appear in any output
 }
 
 // validFLApp is the DOMAIN example (the leader of a two-party job).
@@ -169,6 +172,7 @@ func corpus() []input {
 	add("huge-key-configmap", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: k}\ndata: {"+strings.Repeat("k", 2<<20)+": v}\n")
 	add("huge-quoted-escapes", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: q}\ndata: {k: \""+strings.Repeat(`\u00e9\x41\t`, 200000)+"\"}\n")
 	add("many-small-docs", strings.Repeat("---\n{}\n", 20000))
+	all = append(all, input{name: "many-docs-over-object-ceiling", stream: []byte(strings.Repeat("---\n{}\n", 250000)), renderOnly: true})
 	add("many-services-ceiling-per-flapp", strings.Replace(validFLApp, "replicas: 2", "replicas: 2147483647", 1))
 	add("replicas-over-int32", strings.Replace(validFLApp, "replicas: 2", "replicas: 4294967296", 1))
 	add("replicas-int64-max", strings.Replace(validFLApp, "replicas: 2", "replicas: 9223372036854775807", 1))

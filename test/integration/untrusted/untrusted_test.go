@@ -363,6 +363,23 @@ func TestInputSizeCeilings(t *testing.T) {
 	})
 }
 
+func TestObjectCeiling(t *testing.T) {
+	// 250,000 empty documents (1.75 MB) would cost about 1.5 GB to parse.
+	root := layout(t, map[string]string{"apps/flood.yaml": strings.Repeat("---\n{}\n", 250000)}, nil)
+	res := render(t, root, "", "apps")
+	refused(t, res, "apps/flood.yaml", "--max-objects", "200000")
+
+	three := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n---\n" +
+		flapp("c", "x", "Leader", 1, false)
+	list := "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: b}}\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}\n"
+	root = layout(t, map[string]string{"docs/three.yaml": three, "list/list.yaml": list}, nil)
+	refused(t, render(t, root, "", "--max-objects", "2", "docs"), "docs/three.yaml", "--max-objects")
+	refused(t, render(t, root, "", "--max-objects", "2", "list"), "list/list.yaml", "3 objects", "--max-objects")
+	res = render(t, root, "", "--max-objects", "3", "docs")
+	assert.Equal(t, 0, res.exitCode, res.stderr)
+	refused(t, render(t, root, "", "--max-objects", "0", "docs"), "--max-objects")
+}
+
 func TestPairCheckWarns(t *testing.T) {
 	root := layout(t, map[string]string{
 		"leader/job.yaml":   flapp("job", "party-a", "Leader", 2, true),
