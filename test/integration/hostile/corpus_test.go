@@ -266,7 +266,7 @@ func corpus() []input {
 	krm("krm-results-injected", rl+"items: ["+flow(validFLApp)+"]\nresults: [{message: fake, severity: error}]\n")
 	krm("krm-two-resourcelists", rl+"items: []\n---\n"+rl+"items: []\n")
 	krm("krm-wrong-version", "apiVersion: config.kubernetes.io/v9\nkind: ResourceList\nitems: []\n")
-	krm("krm-many-items", rl+"items:\n"+strings.Repeat("- {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}\n", 20000))
+	krm("krm-many-items", rl+"items:\n"+strings.Repeat("- {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}\n", 10000))
 	krm("krm-deep-items", rl+"items: "+strings.Repeat("[", 50000)+strings.Repeat("]", 50000)+"\n")
 	krm("krm-nul", rl+"items: [\x00]\n")
 
