@@ -1,0 +1,78 @@
+package loader
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// The hints of the confinement errors.
+const (
+	linkHint = "symlinks are followed only while they stay inside the PATH they are reached from; " + liftHint
+	pathHint = "files are read only from inside the current directory and the PATHs; " + liftHint
+	liftHint = "pass --load-restrictor=" + string(None) + " to lift this in a tree you trust"
+)
+
+// resolve resolves abs, naming the symlink on the way when
+// it is part of a loop or dangles.
+func (l *Loader) resolve(abs string) (string, error) {
+	resolved, err := filepath.EvalSymlinks(abs)
+	if err == nil {
+		return resolved, nil
+	}
+	if link, target := l.firstLink(abs); link != "" {
+		if isLoop(abs) {
+			return "", fmt.Errorf("%s is a symlink to %s, part of a symlink loop", link, target)
+		}
+		if _, statErr := os.Stat(abs); errors.Is(statErr, fs.ErrNotExist) {
+			return "", fmt.Errorf("%s is a symlink to %s, which does not exist", link, target)
+		}
+	}
+	return "", err
+}
+
+// outside is the error for a path that resolves outside where it must stay.
+func (l *Loader) outside(p, abs, resolved, where string) error {
+	link, target := l.firstLink(abs)
+	if link == "" {
+		return fmt.Errorf("%s resolves to %s, outside %s: %s", p, resolved, where, pathHint)
+	}
+	return fmt.Errorf("%s is a symlink to %s, which resolves to %s, outside %s: %s", link, target, resolved, where, linkHint)
+}
+
+// firstLink finds the first symlink on the way to abs, named from the
+// current directory when abs is below it.
+func (l *Loader) firstLink(abs string) (link, target string) {
+	base := l.cwd
+	rel, err := filepath.Rel(l.cwd, abs)
+	if err != nil || !within(abs, l.cwd) {
+		base, rel = string(filepath.Separator), strings.TrimPrefix(abs, string(filepath.Separator))
+	}
+	cur := base
+	parts := strings.Split(rel, string(filepath.Separator))
+	for i, part := range parts {
+		cur = filepath.Join(cur, part)
+		info, err := os.Lstat(cur)
+		if err != nil {
+			return "", ""
+		}
+		if info.Mode()&fs.ModeSymlink != 0 {
+			t, _ := os.Readlink(cur)
+			name := filepath.Join(parts[:i+1]...)
+			if base != l.cwd {
+				name = cur
+			}
+			return filepath.ToSlash(name), t
+		}
+	}
+	return "", ""
+}
+
+func isLoop(p string) bool {
+	_, err := os.Stat(p)
+	return errors.Is(err, syscall.ELOOP)
+}
