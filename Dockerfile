@@ -19,7 +19,9 @@ ARG TARGETARCH
 ARG VERSION=dev
 ARG REVISION=unknown
 ARG SOURCE=https://github.com/fedlearner/flapp-services
-ARG LICENSES=Apache-2.0
+# SPDX expression of the project's license. The repository has no LICENSE file
+# yet, so the image asserts none; set this when one is added.
+ARG LICENSES=NOASSERTION
 
 LABEL org.opencontainers.image.title="flapp-services" \
       org.opencontainers.image.description="KRM function: the Services of fedlearner FLApps" \
