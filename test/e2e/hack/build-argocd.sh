@@ -39,30 +39,15 @@ stamp_content() {
 	sha256sum < "$here/build-argocd.sh"
 }
 
-mkdir -p "$out"
+built() { [ -x "$bin" ]; }
+
 want="$(stamp_content)"
-if [ -x "$bin" ] && [ "$want" = "$(cat "$out/.stamp" 2>/dev/null || true)" ]; then
-	echo "build-argocd: up to date: $bin" >&2
-	echo "$bin"
-	exit 0
-fi
-
-# Serialise concurrent builds.
-exec 9>"$out/.lock"
-flock 9 2>/dev/null || true
-if [ -x "$bin" ] && [ "$want" = "$(cat "$out/.stamp" 2>/dev/null || true)" ]; then
-	echo "$bin"
-	exit 0
-fi
-
-start=$(date +%s)
-tmp="$(mktemp -d "$out/.build.XXXXXX")"
-trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+cache_begin build-argocd "$bin"
 
 echo "build-argocd: fetching $argocd_module@$argocd_version (and the go1.27.3 toolchain if needed)" >&2
-dir="$(cd "$tmp" && GOFLAGS=-mod=mod "$go" mod download -json "$argocd_module@$argocd_version" |
-	sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
-[ -d "$dir" ] || { echo "build-argocd: module directory not found" >&2; exit 1; }
+dir="$(cd "$tmp" && GOFLAGS=-mod=mod module_dir "$argocd_module@$argocd_version")"
 
 src="$tmp/argo-cd"
 cp -r "$dir" "$src"
@@ -94,6 +79,5 @@ echo "build-argocd: building argocd-cmp-server $argocd_version ($("$go" list -de
 ldflags="-s -w -X github.com/argoproj/argo-cd/v3/common.version=${argocd_version#v}"
 GOFLAGS=-mod=mod "$go" build -trimpath -ldflags "$ldflags" -o "$tmp/argocd-cmp-server" ./cmd/cmp-server-only
 mv -f "$tmp/argocd-cmp-server" "$bin"
-printf '%s\n' "$want" > "$out/.stamp"
-echo "build-argocd: done in $(( $(date +%s) - start ))s" >&2
+cache_commit build-argocd
 echo "$bin"

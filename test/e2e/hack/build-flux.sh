@@ -41,40 +41,19 @@ stamp_content() {
 	sha256sum < "$here/build-flux.sh"
 }
 
-complete() {
+built() {
 	[ -x "$out/kustomize-controller" ] && [ -s "$out/crds/kustomize.toolkit.fluxcd.io_kustomizations.yaml" ] &&
-		[ -s "$out/crds/source.toolkit.fluxcd.io_gitrepositories.yaml" ] &&
-		[ "$want" = "$(cat "$out/.stamp" 2>/dev/null || true)" ]
+		[ -s "$out/crds/source.toolkit.fluxcd.io_gitrepositories.yaml" ]
 }
 
-mkdir -p "$out"
 want="$(stamp_content)"
-if complete; then
-	echo "build-flux: up to date in $out" >&2
-	echo "$out"
-	exit 0
-fi
-
-# Serialise concurrent builds (e.g. two test binaries started at once).
-exec 9>"$out/.lock"
-flock 9 2>/dev/null || true
-if complete; then
-	echo "$out"
-	exit 0
-fi
-
-start=$(date +%s)
-tmp="$(mktemp -d "$out/.build.XXXXXX")"
-trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
-
-mod_dir() { # module@version -> its directory in the module cache (downloads it if needed)
-	"$go" mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p'
-}
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+cache_begin build-flux "$out"
 
 echo "build-flux: fetching $kc_mod@$kc_version and $sc_mod@$sc_version" >&2
-kc_dir="$(cd "$tmp" && mod_dir "$kc_mod@$kc_version")"
-sc_dir="$(cd "$tmp" && mod_dir "$sc_mod@$sc_version")"
-[ -d "$kc_dir" ] && [ -d "$sc_dir" ] || { echo "build-flux: go mod download gave no directory" >&2; exit 1; }
+kc_dir="$(cd "$tmp" && module_dir "$kc_mod@$kc_version")"
+sc_dir="$(cd "$tmp" && module_dir "$sc_mod@$sc_version")"
 
 mkdir -p "$tmp/crds"
 cp "$kc_dir"/config/crd/bases/*.yaml "$sc_dir"/config/crd/bases/*.yaml "$tmp/crds/"
@@ -91,6 +70,5 @@ echo "build-flux: go build took $(( $(date +%s) - b0 ))s" >&2
 rm -rf "$out/crds"
 mv "$tmp/crds" "$out/crds"
 mv -f "$tmp/kustomize-controller" "$out/kustomize-controller"
-printf '%s\n' "$want" > "$out/.stamp"
-echo "build-flux: done in $(( $(date +%s) - start ))s" >&2
+cache_commit build-flux
 echo "$out"

@@ -33,30 +33,14 @@ stamp_content() {
 	sha256sum < "$here/build-helm.sh"
 }
 
-complete() {
+built() {
 	for b in "${bins[@]}"; do [ -x "$out/$b" ] || return 1; done
-	[ "$want" = "$(cat "$out/.stamp" 2>/dev/null || true)" ]
 }
 
-mkdir -p "$out"
 want="$(stamp_content)"
-if complete; then
-	echo "build-helm: up to date in $out" >&2
-	echo "$out"
-	exit 0
-fi
-
-# Serialise concurrent builds (e.g. two test binaries started at once).
-exec 9>"$out/.lock"
-flock 9 2>/dev/null || true
-if complete; then
-	echo "$out"
-	exit 0
-fi
-
-start=$(date +%s)
-tmp="$(mktemp -d "$out/.build.XXXXXX")"
-trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+cache_begin build-helm "$out"
 
 for b in "${bins[@]}"; do
 	major="${b#helm}"
@@ -70,6 +54,5 @@ for b in "${bins[@]}"; do
 done
 
 for b in "${bins[@]}"; do mv -f "$tmp/$b" "$out/$b"; done
-printf '%s\n' "$want" > "$out/.stamp"
-echo "build-helm: done in $(( $(date +%s) - start ))s" >&2
+cache_commit build-helm
 echo "$out"

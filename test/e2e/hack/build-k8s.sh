@@ -35,31 +35,14 @@ stamp_content() {
 	sha256sum < "$here/build-k8s.sh"
 }
 
-mkdir -p "$out"
+built() {
+	for b in "${bins[@]}"; do [ -x "$out/$b" ] || return 1; done
+}
+
 want="$(stamp_content)"
-have="$(cat "$out/.stamp" 2>/dev/null || true)"
-ok=1
-for b in "${bins[@]}"; do [ -x "$out/$b" ] || ok=0; done
-if [ "$ok" = 1 ] && [ "$want" = "$have" ]; then
-	echo "build-k8s: up to date in $out" >&2
-	echo "$out"
-	exit 0
-fi
-
-# Serialise concurrent builds (e.g. two test binaries started at once).
-exec 9>"$out/.lock"
-flock 9 2>/dev/null || true
-have="$(cat "$out/.stamp" 2>/dev/null || true)"
-ok=1
-for b in "${bins[@]}"; do [ -x "$out/$b" ] || ok=0; done
-if [ "$ok" = 1 ] && [ "$want" = "$have" ]; then
-	echo "$out"
-	exit 0
-fi
-
-start=$(date +%s)
-tmp="$(mktemp -d "$out/.build.XXXXXX")"
-trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+cache_begin build-k8s "$out"
 
 ver_pkgs=(k8s.io/component-base/version k8s.io/client-go/pkg/version)
 ldflags="-s -w"
@@ -76,6 +59,5 @@ echo "build-k8s: building etcd" >&2
 (cd "$e2e/tools/etcd" && "$go" build -trimpath -ldflags "-s -w" -o "$tmp/etcd" .)
 
 for b in "${bins[@]}"; do mv -f "$tmp/$b" "$out/$b"; done
-printf '%s\n' "$want" > "$out/.stamp"
-echo "build-k8s: done in $(( $(date +%s) - start ))s" >&2
+cache_commit build-k8s
 echo "$out"

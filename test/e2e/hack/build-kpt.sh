@@ -43,33 +43,15 @@ stamp_content() {
 	sha256sum < "$here/build-kpt.sh"
 }
 
-mkdir -p "$out"
+built() { [ -x "$out/kpt" ]; }
+
 want="$(stamp_content)"
-up_to_date() {
-	[ -x "$out/kpt" ] && [ "$want" = "$(cat "$out/.stamp" 2>/dev/null || true)" ]
-}
-if up_to_date; then
-	echo "build-kpt: up to date in $out" >&2
-	echo "$out/kpt"
-	exit 0
-fi
-
-# Serialise concurrent builds (e.g. two test binaries started at once).
-exec 9>"$out/.lock"
-flock 9 2>/dev/null || true
-if up_to_date; then
-	echo "$out/kpt"
-	exit 0
-fi
-
-start=$(date +%s)
-tmp="$(mktemp -d "$out/.build.XXXXXX")"
-trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+cache_begin build-kpt "$out/kpt"
 
 echo "build-kpt: downloading $kpt_module@$kpt_version" >&2
-src="$(cd "$tmp" && "$go" mod download -json "$kpt_module@$kpt_version" |
-	sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
-[ -d "$src" ] || { echo "build-kpt: module directory not found" >&2; exit 1; }
+src="$(cd "$tmp" && module_dir "$kpt_module@$kpt_version")"
 cp -R "$src" "$tmp/kpt"
 chmod -R u+w "$tmp/kpt"
 cd "$tmp/kpt"
@@ -95,6 +77,5 @@ echo "build-kpt: building kpt $kpt_version (about 10 minutes cold on 2 cores)" >
 "$tmp/kpt.bin" version >&2
 
 mv -f "$tmp/kpt.bin" "$out/kpt"
-printf '%s\n' "$want" > "$out/.stamp"
-echo "build-kpt: done in $(( $(date +%s) - start ))s" >&2
+cache_commit build-kpt
 echo "$out/kpt"
