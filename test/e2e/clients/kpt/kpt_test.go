@@ -25,49 +25,16 @@ import (
 const examplePkg = "examples/kpt/mnist"
 
 var env struct {
-	kpt     string       // the kpt binary
-	image   engine.Image // the image examples/kpt/mnist names, built by make image
-	workDir string       // holds the copy of the image's binary
+	engine.Suite        // the image examples/kpt/mnist names, and a work folder
+	kpt          string // the kpt binary
 }
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	fail := func(err error) int {
-		fmt.Fprintln(os.Stderr, "clients/kpt:", err)
-		return 1
-	}
-	if err := engine.Setup(); err != nil {
-		return fail(err)
-	}
-	kpt, err := buildKpt()
-	if err != nil {
-		return fail(err)
-	}
-	env.kpt = kpt
-	dir, err := os.MkdirTemp("", "clients-kpt-")
-	if err != nil {
-		return fail(err)
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	env.workDir = dir
-	name, err := exampleImage()
-	if err != nil {
-		return fail(err)
-	}
 	// The example runs verbatim: the image is built under the name its
 	// Kptfile uses, as its README says.
-	if env.image, err = engine.BuildImage(name, dir); err != nil {
-		return fail(err)
-	}
-	code := m.Run()
-	if err := engine.PruneDangling(); err != nil {
-		fmt.Fprintln(os.Stderr, "clients/kpt:", err)
-	}
-	return code
+	os.Exit(engine.RunSuite(m, "clients/kpt", examplePkg+"/Kptfile", imageLine,
+		func() (err error) { env.kpt, err = buildKpt(); return err }, &env.Suite))
 }
 
 // buildKpt runs hack/build-kpt.sh (cached; logs its progress) and returns the
@@ -83,20 +50,8 @@ func buildKpt() (string, error) {
 	return lines[len(lines)-1], nil
 }
 
+// imageLine finds the image the example Kptfile runs.
 var imageLine = regexp.MustCompile(`(?m)^    - image: (\S+)$`)
-
-// exampleImage is the image examples/kpt/mnist/Kptfile runs.
-func exampleImage() (string, error) {
-	b, err := os.ReadFile(filepath.Join(engine.Repo(), examplePkg, "Kptfile"))
-	if err != nil {
-		return "", err
-	}
-	m := imageLine.FindSubmatch(b)
-	if m == nil {
-		return "", fmt.Errorf("%s/Kptfile: no `    - image: ...` mutator", examplePkg)
-	}
-	return string(m[1]), nil
-}
 
 // mode is how kpt runs the function.
 type mode struct {
@@ -110,13 +65,13 @@ func modes() []mode {
 	return []mode{
 		{
 			name:     "image",
-			mutator:  "image: " + env.image.Name,
+			mutator:  "image: " + env.Image.Name,
 			flags:    []string{"--image-pull-policy", "never"},
 			extraEnv: []string{"KRM_FN_RUNTIME=podman"},
 		},
 		{
 			name:    "exec",
-			mutator: "exec: " + env.image.Binary,
+			mutator: "exec: " + env.Image.Binary,
 			flags:   []string{"--allow-exec"},
 		},
 	}
@@ -134,7 +89,7 @@ func mustRender(t *testing.T, m mode, dir, pkg string) {
 	res := render(t, m, dir, pkg)
 	require.Equal(t, 0, res.ExitCode, "kpt fn render %s (%s) failed:\n%s\n%s", pkg, m.name, res.Stdout, res.Stderr)
 	if m.name == "image" {
-		require.Contains(t, res.Stdout+res.Stderr, `[PASS] "`+env.image.Name+`"`, "kpt ran the image")
+		require.Contains(t, res.Stdout+res.Stderr, `[PASS] "`+env.Image.Name+`"`, "kpt ran the image")
 	}
 }
 
@@ -300,7 +255,7 @@ func TestExamplePackage(t *testing.T) {
 			engine.CopyTree(t, filepath.Join(engine.Repo(), examplePkg), pkg)
 			if m.name == "exec" {
 				require.NoError(t, os.MkdirAll(filepath.Join(root, "bin"), 0o755))
-				require.NoError(t, os.Symlink(env.image.Binary, filepath.Join(root, "bin", "flapp-services")))
+				require.NoError(t, os.Symlink(env.Image.Binary, filepath.Join(root, "bin", "flapp-services")))
 				line := readmeExecForm(t)
 				res := engine.Run(t, root, nil, nil, "bash", "-eo", "pipefail", "-c", line)
 				require.Equal(t, 0, res.ExitCode, "%s\n%s", line, res.Stderr)
@@ -484,6 +439,6 @@ func TestBadFLAppFailsAndWritesNothing(t *testing.T) {
 
 // The image is the one make image built for this platform.
 func TestImageIsTheLocalPlatform(t *testing.T) {
-	out := engine.MustRun(t, engine.Repo(), "podman", "image", "inspect", "--format", "{{.Os}}/{{.Architecture}}", env.image.Name)
+	out := engine.MustRun(t, engine.Repo(), "podman", "image", "inspect", "--format", "{{.Os}}/{{.Architecture}}", env.Image.Name)
 	assert.Equal(t, "linux/"+runtime.GOARCH, strings.TrimSpace(out))
 }

@@ -27,49 +27,16 @@ import (
 const kustomizeVersion = "v5.8.1"
 
 var env struct {
-	kustomize string
-	image     engine.Image
-	binDir    string
+	engine.Suite        // the image the examples name, and a work folder
+	kustomize    string // the kustomize binary
 }
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	fail := func(err error) int {
-		fmt.Fprintln(os.Stderr, "clients/kustomize:", err)
-		return 1
-	}
-	if err := engine.Setup(); err != nil {
-		return fail(err)
-	}
-	k, err := installKustomize()
-	if err != nil {
-		return fail(err)
-	}
-	env.kustomize = k
-	dir, err := os.MkdirTemp("", "clients-kustomize-")
-	if err != nil {
-		return fail(err)
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	env.binDir = dir
-	name, err := exampleImage()
-	if err != nil {
-		return fail(err)
-	}
 	// The examples run verbatim: the image is built under the name their
 	// function configs use, as the README says.
-	if env.image, err = engine.BuildImage(name, dir); err != nil {
-		return fail(err)
-	}
-	code := m.Run()
-	if err := engine.PruneDangling(); err != nil {
-		fmt.Fprintln(os.Stderr, "clients/kustomize:", err)
-	}
-	return code
+	os.Exit(engine.RunSuite(m, "clients/kustomize", "examples/kustomize/leader/flapp-services.yaml", imageRe,
+		func() (err error) { env.kustomize, err = installKustomize(); return err }, &env.Suite))
 }
 
 // installKustomize returns <repo>/.cache/bin/kustomize, installing
@@ -93,21 +60,8 @@ func installKustomize() (string, error) {
 	return path, nil
 }
 
+// imageRe finds the image an example function config runs.
 var imageRe = regexp.MustCompile(`(?m)^      container:\n        image: (\S+)$`)
-
-// exampleImage is the image examples/kustomize/leader runs.
-func exampleImage() (string, error) {
-	f := filepath.Join(engine.Repo(), "examples/kustomize/leader/flapp-services.yaml")
-	b, err := os.ReadFile(f)
-	if err != nil {
-		return "", err
-	}
-	m := imageRe.FindSubmatch(b)
-	if m == nil {
-		return "", fmt.Errorf("%s: no container image", f)
-	}
-	return string(m[1]), nil
-}
 
 // readmeLines returns the lines of examples/kustomize/README.md that start
 // with prefix.
@@ -146,7 +100,7 @@ func toExec(t *testing.T, root string) {
 	res := engine.Run(t, root, nil, nil, "bash", "-eo", "pipefail", "-c", lines[0])
 	require.Equal(t, 0, res.ExitCode, "%s\n%s", lines[0], res.Stderr)
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "bin"), 0o755))
-	require.NoError(t, os.Symlink(env.image.Binary, filepath.Join(root, "bin", "flapp-services")))
+	require.NoError(t, os.Symlink(env.Image.Binary, filepath.Join(root, "bin", "flapp-services")))
 }
 
 func bash(t *testing.T, root, line string) string {
