@@ -70,21 +70,13 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	start := time.Now()
-	var err error
-	if env.repo, err = testenv.Repo(); err != nil {
-		testenv.Logf("%v", err)
-		return 1
-	}
-	tmp, err := os.MkdirTemp("", "flapp-e2e-flux-")
+	ws, err := testenv.NewWorkspace("flux")
 	if err != nil {
 		testenv.Logf("%v", err)
 		return 1
 	}
-	defer func() { _ = os.RemoveAll(tmp) }()
-	if env.flapp, err = testenv.FlappServices(env.repo, tmp); err != nil {
-		testenv.Logf("flapp-services binary: %v", err)
-		return 1
-	}
+	defer ws.Close()
+	env.repo, env.flapp = ws.Repo, ws.Binary
 	fluxDir, err := testenv.Hack(env.repo, "build-flux.sh")
 	if err != nil {
 		testenv.Logf("building kustomize-controller: %v", err)

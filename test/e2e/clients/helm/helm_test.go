@@ -51,21 +51,14 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	var err error
-	if env.repo, err = testenv.Repo(); err != nil {
-		testenv.Logf("%v", err)
-		return 1
-	}
-	tmp, err := os.MkdirTemp("", "flapp-e2e-helm-")
+	ws, err := testenv.NewWorkspace("helm")
 	if err != nil {
 		testenv.Logf("%v", err)
 		return 1
 	}
-	defer func() { _ = os.RemoveAll(tmp) }()
-	if env.flapp, err = testenv.FlappServices(env.repo, tmp); err != nil {
-		testenv.Logf("flapp-services binary: %v", err)
-		return 1
-	}
+	defer ws.Close()
+	env.repo, env.flapp = ws.Repo, ws.Binary
+	tmp := ws.Dir
 	// Helm 4 runs the plugin's command by name from PATH, as a user's
 	// install would: put the binary under test there as flapp-services.
 	env.binDir = filepath.Join(tmp, "path")

@@ -71,6 +71,36 @@ func FlappServices(repo, dir string) (string, error) {
 	return bin, nil
 }
 
+// Workspace is where a client suite starts: the repository root, a
+// temporary folder and the binary under test.
+type Workspace struct {
+	Repo   string
+	Dir    string // removed by Close
+	Binary string // $FLAPP_SERVICES_BIN, or built into Dir
+}
+
+// NewWorkspace finds the repository, makes a temporary folder named for the
+// suite and finds (or builds) the binary under test.
+func NewWorkspace(suite string) (*Workspace, error) {
+	repo, err := Repo()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "flapp-e2e-"+suite+"-")
+	if err != nil {
+		return nil, err
+	}
+	bin, err := FlappServices(repo, dir)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("flapp-services binary: %w", err)
+	}
+	return &Workspace{Repo: repo, Dir: dir, Binary: bin}, nil
+}
+
+// Close removes the temporary folder.
+func (w *Workspace) Close() { _ = os.RemoveAll(w.Dir) }
+
 // Hack runs test/e2e/hack/<script> (a cached, stamped tool build), passing
 // its progress lines through to stderr, and returns the last line of its
 // stdout: the directory holding what it built.
