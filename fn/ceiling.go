@@ -43,30 +43,30 @@ func checkServiceCeiling(flapps []*flapp, limit, perFLApp int64) *framework.Resu
 	if len(all) > 3 {
 		more = fmt.Sprintf(" and %d more", len(all)-3)
 	}
-	return runError(fmt.Sprintf(
+	return RunError(fmt.Sprintf(
 		"the input would produce %d Services, more than maxServices (%d): the largest FLApps are %s%s; "+
 			"lower their replicas, split the input, or raise maxServices if this is intended",
 		total, limit, strings.Join(largest, ", "), more))
 }
 
-// maxErrors bounds the error results of one run: a file of 50,000 broken
+// MaxErrors bounds the error results of one run: a file of 50,000 broken
 // items gets the first errors and a count, not 50,000 results (each costs
 // about 20 kB and 60 µs to write).
-const maxErrors = 100
+const MaxErrors = 100
 
 func capErrors(results framework.Results) framework.Results {
 	n := 0
-	out := make(framework.Results, 0, min(len(results), maxErrors+1))
+	out := make(framework.Results, 0, min(len(results), MaxErrors+1))
 	for _, r := range results {
 		if r.Severity == framework.Error {
-			if n++; n > maxErrors {
+			if n++; n > MaxErrors {
 				continue
 			}
 		}
 		out = append(out, r)
 	}
-	if n > maxErrors {
-		out = append(out, runError(fmt.Sprintf("%d more errors not shown (the first %d are)", n-maxErrors, maxErrors)))
+	if n > MaxErrors {
+		out = append(out, RunError(fmt.Sprintf("%d more errors not shown (the first %d are)", n-MaxErrors, MaxErrors)))
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package fn
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -10,52 +11,51 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// Generate renders the Services of every FLApp in items and merges them with
-// the rest: earlier generated Services are replaced or pruned, foreign ones
-// are never touched. The results are errors when anything is wrong, and
-// otherwise describe what was generated and pruned.
-func Generate(items []*yaml.RNode, cfg Config) (*Output, framework.Results) {
-	inv := scan(items)
-	results := inv.results
+// Finish checks and plans the Services of every FLApp added, and decides
+// what happens to the Services earlier runs generated: replaced, or pruned.
+// The results are errors when anything is wrong (then the Output is nil and
+// nothing may be written but the errors), and otherwise describe what was
+// generated and pruned, sorted.
+func (r *Run) Finish(cfg Config) (*Output, framework.Results) {
+	results := r.results
 	opts := cfg.options()
-	if r := checkServiceCeiling(inv.flapps, cfg.MaxServices, opts.MaxServicesPerFLApp); r != nil {
-		return nil, capErrors(append(onlyErrors(results), r)) // nothing was generated or pruned
+	sortFLApps(r.flapps)
+	if res := checkServiceCeiling(r.flapps, cfg.MaxServices, opts.MaxServicesPerFLApp); res != nil {
+		return nil, finish(capErrors(append(onlyErrors(results), res))) // nothing was generated or pruned
 	}
 
-	out := &Output{Kept: inv.kept}
-	owners := make(map[objectKey]*flapp) // every generated Service's FLApp
-	nextIndex := make(map[string]int)    // per output file, for kpt
+	out := &Output{}
+	names := newNameClaims(r.foreign)
 	var unknownUID []string
-	for _, f := range inv.flapps {
-		services, errs := render.Services(f.app, opts)
+	for _, f := range r.flapps {
+		plan, errs := render.NewPlan(f.app, opts)
 		for _, e := range errs {
 			results = append(results, validationError(f, e))
 		}
 		if len(errs) > 0 {
 			continue
 		}
-		if f.app.UID == "" && opts.OwnerReferences == render.OwnerReferencesIfKnown && len(services) > 0 {
+		if plan.UID() == "" && opts.OwnerReferences == render.OwnerReferencesIfKnown && plan.Count() > 0 {
 			unknownUID = append(unknownUID, objectKey{f.app.Namespace, f.app.Name}.String())
 		}
-		if collision := claimNames(services, f, owners, inv.foreign); collision != "" {
-			results = append(results, objectError(refOf(f.node), f.file, "", collision))
+		if collision := names.claim(f); collision != "" {
+			results = append(results, objectError(f.ref, f.file, "", collision))
 			continue
 		}
-		placeBeside(services, f, nextIndex)
-		out.Services = append(out.Services, services...)
-		results = append(results, flappInfo(f, fmt.Sprintf("generated %d Service(s)%s", len(services), ownerNote(services))))
+		out.flapps = append(out.flapps, plannedFLApp{f, plan})
+		out.count += plan.Count()
+		results = append(results, flappInfo(f, fmt.Sprintf("generated %d Service(s)%s", plan.Count(), ownerNote(plan))))
 	}
 	if results.ExitCode() != 0 {
-		return nil, capErrors(onlyErrors(results)) // nothing was generated or pruned
+		return nil, finish(capErrors(onlyErrors(results))) // nothing was generated or pruned
 	}
-	results = append(results, pairWarnings(inv.flapps)...)
+	results = append(results, pairWarnings(r.flapps)...)
 
-	for key, svc := range inv.previous {
-		if owners[key] == nil {
-			results = append(results, pruneNote(svc, key, pruneReason(svc, inv)))
+	for key, svc := range r.previous {
+		if !names.generates(key) {
+			results = append(results, pruneNote(svc, key, r.pruneReason(svc, key)))
 		}
 	}
 	if len(unknownUID) > 0 {
@@ -63,26 +63,108 @@ func Generate(items []*yaml.RNode, cfg Config) (*Output, framework.Results) {
 			"render from a live export (kubectl get flapps -o yaml) to set them; until then the GitOps engine's own tracking prunes these Services",
 			len(unknownUID), abbreviate(unknownUID, 10))))
 	}
-	return out, results
+	return out, finish(results)
 }
 
-// claimNames records f as the owner of its Services' names, or says why a
-// name cannot be its: another FLApp generates it too, or a Service this tool
-// did not generate already holds it.
-func claimNames(services []corev1.Service, f *flapp, owners map[objectKey]*flapp, foreign map[objectKey]*yaml.RNode) string {
-	for i := range services {
-		key := objectKey{services[i].Namespace, services[i].Name}
-		if firstOwner := owners[key]; firstOwner != nil {
+func finish(results framework.Results) framework.Results {
+	results.Sort()
+	return results
+}
+
+// nameClaims knows which Service names the run generates without listing
+// them: every name is <prefix><index> with prefix <flapp>-<role>-<type>- and
+// a decimal index below the type's replicas. Since a prefix ends in the last
+// '-' of the name, two names are equal only when prefix and index are.
+type nameClaims struct {
+	byPrefix map[objectKey]claim  // namespace, prefix
+	foreign  map[objectKey][]int  // foreign Services by namespace and prefix: their indexes
+	files    map[objectKey]string // foreign Service -> its file
+}
+
+type claim struct {
+	owner    *flapp
+	replicas int32
+}
+
+func newNameClaims(foreign map[objectKey]string) *nameClaims {
+	c := &nameClaims{byPrefix: make(map[objectKey]claim), foreign: make(map[objectKey][]int), files: foreign}
+	for key := range foreign {
+		if prefix, index, ok := splitServiceName(key); ok {
+			c.foreign[prefix] = append(c.foreign[prefix], index)
+		}
+	}
+	return c
+}
+
+// splitServiceName splits a name into the prefix and index a generated name
+// would have, when it has that shape.
+func splitServiceName(key objectKey) (objectKey, int, bool) {
+	at := strings.LastIndexByte(key.name, '-')
+	digits := key.name[at+1:]
+	if at < 0 || digits == "" || len(digits) > 1 && digits[0] == '0' || len(digits) > 10 {
+		return objectKey{}, 0, false
+	}
+	index, err := strconv.Atoi(digits)
+	if err != nil || index < 0 {
+		return objectKey{}, 0, false
+	}
+	return objectKey{key.namespace, key.name[:at+1]}, index, true
+}
+
+// claim records f's Services as its own, or says why a name cannot be its:
+// another FLApp generates it too, or a Service this tool did not generate
+// already holds it. Names are checked in output order, so the first one
+// reported is the one a reader meets first.
+func (c *nameClaims) claim(f *flapp) string {
+	role := f.app.Spec.Role
+	for _, typeName := range sortedTypes(f.app) {
+		replicas := render.Replicas(f.app.Spec.FLReplicaSpecs[typeName])
+		if replicas <= 0 {
+			continue
+		}
+		prefix := objectKey{f.app.Namespace, strings.TrimSuffix(render.ServiceName(f.app.Name, role, typeName, 0), "0")}
+		if first, taken := c.byPrefix[prefix]; taken && first.owner != f {
+			key := objectKey{prefix.namespace, prefix.name + "0"}
 			return fmt.Sprintf("Service %s would be generated for both FLApp %s and FLApp %s: rename one of them",
-				key, f.app.Name, firstOwner.app.Name)
+				key, f.app.Name, first.owner.app.Name)
 		}
-		if svc := foreign[key]; svc != nil {
+		if index, found := c.lowestForeign(prefix, replicas); found {
+			key := objectKey{prefix.namespace, prefix.name + strconv.Itoa(index)}
 			return fmt.Sprintf("Service %s would be generated for FLApp %s, but the input already holds a Service of that name that flapp-services did not generate%s; it is left as it is: remove or rename it, or rename the FLApp",
-				key, f.app.Name, inFile(svc))
+				key, f.app.Name, inFile(c.files[key]))
 		}
-		owners[key] = f
+		c.byPrefix[prefix] = claim{f, replicas}
 	}
 	return ""
+}
+
+func (c *nameClaims) lowestForeign(prefix objectKey, replicas int32) (int, bool) {
+	lowest, found := 0, false
+	for _, i := range c.foreign[prefix] {
+		if i < int(replicas) && (!found || i < lowest) {
+			lowest, found = i, true
+		}
+	}
+	return lowest, found
+}
+
+// generates tells whether the run generates a Service of this name.
+func (c *nameClaims) generates(key objectKey) bool {
+	prefix, index, ok := splitServiceName(key)
+	if !ok {
+		return false
+	}
+	cl, found := c.byPrefix[prefix]
+	return found && index < int(cl.replicas)
+}
+
+func sortedTypes(app *render.FLApp) []string {
+	names := make([]string, 0, len(app.Spec.FLReplicaSpecs))
+	for name := range app.Spec.FLReplicaSpecs {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // abbreviate lists at most n names, so 500 FLApps make one readable line.
@@ -93,51 +175,49 @@ func abbreviate(names []string, n int) string {
 	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
 }
 
-func pruneReason(svc *yaml.RNode, inv *inventory) string {
-	owner := objectKey{metaString(svc, "namespace"), annotationOf(svc, render.AnnotationFLAppName)}
-	f := inv.byKey[owner]
+func (r *Run) pruneReason(svc *previousService, key objectKey) string {
+	owner := objectKey{key.namespace, svc.flappName}
+	f := r.byKey[owner]
 	if f == nil {
 		return fmt.Sprintf("its FLApp %s is no longer in the input", owner)
 	}
-	if strings.ToLower(f.app.Spec.Role) != labelOf(svc, render.LabelRole) {
+	if strings.ToLower(f.app.Spec.Role) != svc.role {
 		return fmt.Sprintf("the role of FLApp %s is now %s", owner, f.app.Spec.Role)
 	}
-	for name, spec := range f.app.Spec.FLReplicaSpecs {
-		if strings.ToLower(name) == labelOf(svc, render.LabelReplicaType) {
+	for _, name := range sortedTypes(f.app) {
+		if strings.ToLower(name) == svc.replicaType {
 			return fmt.Sprintf("replica index %s is not below replicas (%d) of %s in FLApp %s",
-				labelOf(svc, render.LabelReplicaIndex), render.Replicas(spec), name, owner)
+				svc.index, render.Replicas(f.app.Spec.FLReplicaSpecs[name]), name, owner)
 		}
 	}
-	return fmt.Sprintf("replica type %q is no longer in FLApp %s", labelOf(svc, render.LabelReplicaType), owner)
+	return fmt.Sprintf("replica type %q is no longer in FLApp %s", svc.replicaType, owner)
 }
 
-// placeBeside gives generated Services a path annotation next to their FLApp's
-// file, so kpt writes them to <dir>/<flapp>.services.yaml. Two FLApps of the
+// placeBeside gives a generated Service a path annotation next to its FLApp's
+// file, so kpt writes it to <dir>/<flapp>.services.yaml. Two FLApps of the
 // same name in one directory (leader and follower namespaces) share that file,
 // so indexes count per file: kpt rejects a repeated path and index. Without a
 // path on the FLApp (kustomize, render mode) Services get none.
-func placeBeside(services []corev1.Service, f *flapp, nextIndex map[string]int) {
+func placeBeside(svc *corev1.Service, f *flapp, nextIndex map[string]int) {
 	if f.file == "" {
 		return
 	}
 	file := path.Join(path.Dir(f.file), f.app.Name+".services.yaml")
-	for i := range services {
-		services[i].Annotations[kioutil.PathAnnotation] = file
-		services[i].Annotations[kioutil.IndexAnnotation] = strconv.Itoa(nextIndex[file])
-		nextIndex[file]++
-	}
+	svc.Annotations[kioutil.PathAnnotation] = file
+	svc.Annotations[kioutil.IndexAnnotation] = strconv.Itoa(nextIndex[file])
+	nextIndex[file]++
 }
 
-func ownerNote(services []corev1.Service) string {
-	if len(services) > 0 && len(services[0].OwnerReferences) > 0 {
-		return " owned by UID " + string(services[0].OwnerReferences[0].UID)
+func ownerNote(plan *render.Plan) string {
+	if uid := plan.UID(); uid != "" && plan.Count() > 0 {
+		return " owned by UID " + uid
 	}
 	return ""
 }
 
-func inFile(node *yaml.RNode) string {
-	if p := fileAnnotation(node); p != "" {
-		return " (in " + p + ")"
+func inFile(file string) string {
+	if file != "" {
+		return " (in " + file + ")"
 	}
 	return ""
 }

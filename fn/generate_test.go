@@ -20,11 +20,11 @@ func TestPathAndIndexUniquePerFile(t *testing.T) {
 	require.NoError(t, err)
 	items, err := (&kio.ByteReadWriter{Reader: bytes.NewReader(input)}).Read()
 	require.NoError(t, err)
-	out, results := Generate(items, DefaultConfig())
+	_, out, results := Generate(items, DefaultConfig())
 	require.Zero(t, results.ExitCode())
-	require.Len(t, out.Services, 4)
+	require.Equal(t, 4, out.ServiceCount())
 	seen := map[string]bool{}
-	for _, svc := range out.Services {
+	for svc := range out.Services() {
 		key := svc.Annotations[kioutil.PathAnnotation] + "#" + svc.Annotations[kioutil.IndexAnnotation]
 		assert.False(t, seen[key], "duplicate path and index %s", key)
 		seen[key] = true

@@ -5,10 +5,8 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/fedlearner/flapp-services/internal/fastyaml"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
@@ -71,30 +69,6 @@ func TestGoldenSecondRun(t *testing.T) {
 	}
 }
 
-// TestKRMModeMatchesFramework proves the binary's KRM mode (RunKRM) writes
-// what framework.Execute writes with kyaml's KRM-mode settings, and fails
-// exactly when it fails.
-func TestKRMModeMatchesFramework(t *testing.T) {
-	for _, dir := range goldenCases(t) {
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			input, err := os.ReadFile(filepath.Join(dir, "input.yaml"))
-			require.NoError(t, err)
-			want, wantErr := execute(input, true)
-
-			var out, stderr bytes.Buffer
-			gotErr := RunKRM(bytes.NewReader(input), &out, &stderr)
-			assert.Equal(t, string(want), out.String())
-			if wantErr != nil {
-				assert.ErrorIs(t, gotErr, ErrFailed)
-				assert.NotEmpty(t, stderr.String(), "errors are also explained on stderr")
-			} else {
-				assert.NoError(t, gotErr)
-				onlyWarnings(t, stderr.String())
-			}
-		})
-	}
-}
-
 // TestGeneratedServicesIndependentOfInputOrder shuffles each success case's
 // items and checks the generated Services come out identical.
 func TestGeneratedServicesIndependentOfInputOrder(t *testing.T) {
@@ -109,12 +83,12 @@ func TestGeneratedServicesIndependentOfInputOrder(t *testing.T) {
 		items, err := rw.Read()
 		require.NoError(t, err)
 		cfg, _ := ParseConfig(rw.FunctionConfig)
-		want, results := Generate(items, cfg)
+		_, want, results := Generate(items, cfg)
 		require.Zero(t, results.ExitCode(), dir)
 		for i := 0; i < 5; i++ {
 			shuffled := append([]*yaml.RNode(nil), items...)
 			rnd.Shuffle(len(shuffled), func(a, b int) { shuffled[a], shuffled[b] = shuffled[b], shuffled[a] })
-			got, results := Generate(shuffled, cfg)
+			_, got, results := Generate(shuffled, cfg)
 			require.Zero(t, results.ExitCode(), dir)
 			assert.Equal(t, encode(t, want), encode(t, got), dir)
 		}
@@ -170,15 +144,6 @@ func withoutResults(t *testing.T, rl []byte) string {
 func encode(t *testing.T, out *Output) string {
 	t.Helper()
 	var buf bytes.Buffer
-	require.NoError(t, kio.ByteWriter{Writer: &buf}.Write(fastyaml.WithServiceNodes(nil, out.Services)))
+	require.NoError(t, kio.ByteWriter{Writer: &buf}.Write(WithServiceNodes(nil, out.Services())))
 	return buf.String()
-}
-
-// onlyWarnings checks the stderr of a success: nothing, or warnings, one
-// line each (kustomize shows a function's stderr, not its results).
-func onlyWarnings(t *testing.T, stderr string) {
-	t.Helper()
-	for _, line := range strings.Split(strings.TrimSuffix(stderr, "\n"), "\n") {
-		assert.True(t, line == "" || strings.HasPrefix(line, "warning"), "stderr of a success: %q", line)
-	}
 }

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"iter"
 	"regexp"
 	"slices"
 	"sort"
@@ -27,32 +28,61 @@ type replicaType struct {
 	ports    []corev1.ServicePort
 }
 
-// plan is everything needed to emit an FLApp's Services, computed and checked
-// before any per-Service work, so a huge replica count fails fast.
-type plan struct {
+// Plan is a validated FLApp: everything needed to emit its Services,
+// computed and checked before any per-Service work, so a huge replica count
+// fails fast and the Services can be produced one at a time.
+type Plan struct {
 	app   *FLApp
 	role  string // lower-cased
 	types []replicaType
 	owner []metav1.OwnerReference
+	count int
 }
 
-// Services renders the Services the operator would create for app, in a
-// stable order (replica type, then index). It returns no Service at all when
-// the FLApp is invalid: a partial render must never be applied. Services of
-// one replica type share their Ports and OwnerReferences: treat them as
-// read-only.
-func Services(app *FLApp, opts Options) ([]corev1.Service, field.ErrorList) {
+// NewPlan validates app and plans its Services. With errors it returns no
+// plan: a partial render must never be applied.
+func NewPlan(app *FLApp, opts Options) (*Plan, field.ErrorList) {
 	p, errs := newPlan(app, opts.withDefaults())
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	return p.services(), nil
+	for _, t := range p.types {
+		p.count += int(t.replicas)
+	}
+	return p, nil
+}
+
+// Services renders the Services the operator would create for app, in a
+// stable order (replica type, then index). It returns no Service at all when
+// the FLApp is invalid. Services of one replica type share their Ports and
+// OwnerReferences: treat them as read-only.
+func Services(app *FLApp, opts Options) ([]corev1.Service, field.ErrorList) {
+	p, errs := NewPlan(app, opts)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	out := make([]corev1.Service, 0, p.count)
+	for svc := range p.Services() {
+		out = append(out, *svc)
+	}
+	return out, nil
 }
 
 // Validate reports every problem that would stop app from rendering.
 func Validate(app *FLApp, opts Options) field.ErrorList {
 	_, errs := newPlan(app, opts.withDefaults())
 	return errs
+}
+
+// Count is how many Services the plan produces.
+func (p *Plan) Count() int { return p.count }
+
+// UID is the owner UID the Services carry, or "" when they carry none.
+func (p *Plan) UID() string {
+	if len(p.owner) == 0 {
+		return ""
+	}
+	return string(p.owner[0].UID)
 }
 
 // ServiceCount is how many Services app would produce (0 for negative or
@@ -84,9 +114,9 @@ func Replicas(spec ReplicaSpec) int32 {
 	return 0
 }
 
-func newPlan(app *FLApp, opts Options) (*plan, field.ErrorList) {
+func newPlan(app *FLApp, opts Options) (*Plan, field.ErrorList) {
 	var errs field.ErrorList
-	p := &plan{app: app, role: strings.ToLower(app.Spec.Role)}
+	p := &Plan{app: app, role: strings.ToLower(app.Spec.Role)}
 	meta := field.NewPath("metadata")
 	spec := field.NewPath("spec")
 
@@ -150,10 +180,23 @@ func newPlan(app *FLApp, opts Options) (*plan, field.ErrorList) {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	byLower := make(map[string]string, len(names))
 	for _, name := range names {
-		rt, typeErrs := checkReplicaType(app, name, spec.Child("flReplicaSpecs").Key(name), nameOK && roleOK)
+		path := spec.Child("flReplicaSpecs").Key(name)
+		rt, typeErrs := checkReplicaType(app, name, path, nameOK && roleOK)
 		errs = append(errs, typeErrs...)
 		p.types = append(p.types, rt)
+		// Service names and the fl-replica-type label are lower case: two
+		// types that differ only in case would claim the same Services.
+		lower := strings.ToLower(name)
+		if first, dup := byLower[lower]; dup && min(rt.replicas, Replicas(app.Spec.FLReplicaSpecs[first])) > 0 {
+			e := field.Duplicate(path, name)
+			e.Detail = fmt.Sprintf("replica types %s and %s differ only in case, so both would generate the Services %s: rename or merge one of them",
+				first, name, ServiceName(app.Name, app.Spec.Role, lower, 0)+", ...")
+			errs = append(errs, e)
+		} else if !dup {
+			byLower[lower] = name
+		}
 	}
 	return p, errs
 }
@@ -278,43 +321,53 @@ func servicePorts(ports []corev1.ContainerPort, path *field.Path) ([]corev1.Serv
 	return out, errs
 }
 
-func (p *plan) services() []corev1.Service {
-	var n int
-	for _, t := range p.types {
-		n += int(max(t.replicas, 0))
-	}
-	out := make([]corev1.Service, 0, n)
-	for _, t := range p.types {
-		lowerType := strings.ToLower(t.name)
-		for i := 0; i < int(t.replicas); i++ {
-			selector := map[string]string{
-				LabelAppName:      p.app.Name,
-				LabelRole:         p.role,
-				LabelReplicaType:  lowerType,
-				LabelReplicaIndex: strconv.Itoa(i),
+// Services yields the planned Services one at a time, in a stable order
+// (replica type, then index), each freshly allocated: the caller may keep or
+// change one, except its Ports and OwnerReferences, which Services of one
+// replica type share.
+func (p *Plan) Services() iter.Seq[*corev1.Service] {
+	return func(yield func(*corev1.Service) bool) {
+		for _, t := range p.types {
+			if !p.typeServices(t, yield) {
+				return
 			}
-			labels := make(map[string]string, len(selector)+1)
-			for k, v := range selector {
-				labels[k] = v
-			}
-			labels[LabelManagedBy] = ManagedByValue
-			out = append(out, corev1.Service{
-				TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-				ObjectMeta: metav1.ObjectMeta{
-					Name:            ServiceName(p.app.Name, p.role, lowerType, i),
-					Namespace:       p.app.Namespace,
-					Labels:          labels,
-					Annotations:     map[string]string{AnnotationFLAppName: p.app.Name},
-					OwnerReferences: p.owner,
-				},
-				Spec: corev1.ServiceSpec{
-					Ports:    t.ports,
-					Selector: selector,
-				},
-			})
 		}
 	}
-	return out
+}
+
+func (p *Plan) typeServices(t replicaType, yield func(*corev1.Service) bool) bool {
+	lowerType := strings.ToLower(t.name)
+	for i := 0; i < int(t.replicas); i++ {
+		selector := map[string]string{
+			LabelAppName:      p.app.Name,
+			LabelRole:         p.role,
+			LabelReplicaType:  lowerType,
+			LabelReplicaIndex: strconv.Itoa(i),
+		}
+		labels := make(map[string]string, len(selector)+1)
+		for k, v := range selector {
+			labels[k] = v
+		}
+		labels[LabelManagedBy] = ManagedByValue
+		svc := &corev1.Service{
+			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+			ObjectMeta: metav1.ObjectMeta{
+				Name:            ServiceName(p.app.Name, p.role, lowerType, i),
+				Namespace:       p.app.Namespace,
+				Labels:          labels,
+				Annotations:     map[string]string{AnnotationFLAppName: p.app.Name},
+				OwnerReferences: p.owner,
+			},
+			Spec: corev1.ServiceSpec{
+				Ports:    t.ports,
+				Selector: selector,
+			},
+		}
+		if !yield(svc) {
+			return false
+		}
+	}
+	return true
 }
 
 func ptr[T any](v T) *T { return &v }

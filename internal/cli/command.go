@@ -14,7 +14,7 @@ import (
 const readme = "the README, https://github.com/fedlearner/flapp-services"
 
 // Main runs the command line with args and returns the process's exit code.
-// Errors that were already reported (fn.ErrFailed) are not printed again.
+// Errors that were already reported (ErrFailed) are not printed again.
 func Main(version string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmd := newCommand(version)
 	cmd.SetArgs(args)
@@ -22,7 +22,7 @@ func Main(version string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
 	if err := cmd.Execute(); err != nil {
-		if !errors.Is(err, fn.ErrFailed) {
+		if !errors.Is(err, ErrFailed) {
 			_, _ = fmt.Fprintln(stderr, "error:", err)
 		}
 		return 1
@@ -49,7 +49,7 @@ render. Configuration, integrations and examples: ` + readme,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return fn.RunKRM(cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return RunKRM(cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 
@@ -73,6 +73,9 @@ stdout and the exit code is 1. Details: ` + readme,
 			if opts.MaxObjects < 1 {
 				return fmt.Errorf("--max-objects must be a positive integer, not %d", opts.MaxObjects)
 			}
+			if opts.MaxDocumentNodes < 1 {
+				return fmt.Errorf("--max-document-nodes must be a positive integer, not %d", opts.MaxDocumentNodes)
+			}
 			opts.Paths = args
 			return RunRender(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -86,6 +89,7 @@ stdout and the exit code is 1. Details: ` + readme,
 	renderCmd.Flags().Var(byteSize{&opts.Limits.MaxFileSize, loader.DefaultMaxFileSize}, "max-file-size", "largest file (or stdin) read")
 	renderCmd.Flags().Var(byteSize{&opts.Limits.MaxInputSize, loader.DefaultMaxInputSize}, "max-input-size", "most bytes read in one run, all files together")
 	renderCmd.Flags().IntVar(&opts.MaxObjects, "max-objects", DefaultMaxObjects, "most objects read in one run, all files together")
+	renderCmd.Flags().IntVar(&opts.MaxDocumentNodes, "max-document-nodes", DefaultMaxDocumentNodes, "most YAML nodes one document may hold, bounded on its bytes before it is parsed")
 
 	var dopts DiscoverOptions
 	discoverCmd := &cobra.Command{

@@ -21,7 +21,7 @@ func TestMainVersion(t *testing.T) {
 	assert.Empty(t, stderr)
 }
 
-// A usage error is printed once; a failure already reported (fn.ErrFailed)
+// A usage error is printed once; a failure already reported (ErrFailed)
 // is not printed again.
 func TestMainErrors(t *testing.T) {
 	code, out, stderr := runMain([]string{"render", "--no-such-flag"}, "")

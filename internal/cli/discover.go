@@ -82,7 +82,7 @@ func Discover(opts DiscoverOptions) (string, error) {
 			}
 			var objs []*yaml.RNode
 			for _, n := range nodes {
-				objs = appendObjects(objs, n, name)
+				_ = expandObjects(n, name, func(o *yaml.RNode) error { objs = append(objs, o); return nil })
 			}
 			for _, o := range objs {
 				if o.YNode().Kind == yaml.MappingNode && fn.IsFLApp(scalar(o, "apiVersion"), scalar(o, "kind")) {
@@ -104,7 +104,7 @@ func RunDiscover(opts DiscoverOptions, out, errOut io.Writer) error {
 	reason, err := Discover(opts)
 	if err != nil {
 		_, _ = fmt.Fprintf(errOut, "error: %v\n", err)
-		return fn.ErrFailed
+		return ErrFailed
 	}
 	if reason != "" {
 		_, err = fmt.Fprintln(out, reason)

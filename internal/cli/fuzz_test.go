@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fedlearner/flapp-services/fn"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 )
 
@@ -76,7 +75,7 @@ func renderBytes(t *testing.T, opts RenderOptions, stdin []byte) (stdout []byte,
 		t.Fatalf("a panic was recovered: %s", stderr)
 	}
 	if err != nil {
-		if err != fn.ErrFailed {
+		if err != ErrFailed {
 			t.Fatalf("unexpected error %v", err)
 		}
 		if out.Len() > 0 {

@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -9,51 +9,58 @@ import (
 	"github.com/fedlearner/flapp-services/fn"
 	"github.com/fedlearner/flapp-services/internal/fastyaml"
 	"github.com/fedlearner/flapp-services/internal/loader"
-	"github.com/pmezard/go-difflib/difflib"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // RenderOptions are the flags of `flapp-services render`.
 type RenderOptions struct {
-	Config          string // function config file
-	OwnerReferences string // overrides the config's policy when set
-	Check           string // compare with this earlier render instead of printing
-	MaxServices     int64  // overrides the config's maxServices when set
-	MaxObjects      int    // DefaultMaxObjects when 0
-	LoadRestrictor  string // loader.RootOnly when empty
-	Limits          loader.Limits
-	Paths           []string
+	Config           string // function config file
+	OwnerReferences  string // overrides the config's policy when set
+	Check            string // compare with this earlier render instead of printing
+	MaxServices      int64  // overrides the config's maxServices when set
+	MaxObjects       int    // DefaultMaxObjects when 0
+	MaxDocumentNodes int    // DefaultMaxDocumentNodes when 0
+	LoadRestrictor   string // loader.RootOnly when empty
+	Limits           loader.Limits
+	Paths            []string
 }
 
-// checkCeiling bounds the file --check reads: a committed render of the
-// maximum 100,000 Services is about 49 MB.
-const checkCeiling = 256 << 20
-
 // RunRender is the standalone mode for Argo CD and CI: manifests in, the same
-// manifests plus the generated Services out, as one YAML stream. On any error
-// nothing reaches out: an empty or partial render would make a GitOps engine
-// prune live Services.
-func RunRender(opts RenderOptions, in io.Reader, out, errOut io.Writer) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			_, _ = fmt.Fprintf(errOut, "error: internal error: %v\n", r)
-			err = fn.ErrFailed
-		}
-	}()
-	fail := func(format string, args ...any) error {
-		_, _ = fmt.Fprintf(errOut, "error: "+format+"\n", args...)
-		return fn.ErrFailed
-	}
+// manifests plus the generated Services out, as one YAML stream. Files are
+// read and parsed one document at a time, and the objects kept are encoded
+// as they come, so memory follows the largest document, not the input or
+// the output. On any error nothing reaches out: an empty or partial render
+// would make a GitOps engine prune live Services.
+func RunRender(opts RenderOptions, in io.Reader, out, errOut io.Writer) error {
+	m := &renderMode{opts: opts, stdin: in, out: out, errOut: errOut, render: fastyaml.NewStreamWriter()}
+	defer func() { _ = m.render.Close() }()
+	return drive(m, errOut)
+}
 
-	restrictor := loader.Restrictor(opts.LoadRestrictor)
+type renderMode struct {
+	opts       RenderOptions
+	stdin      io.Reader
+	out        io.Writer
+	errOut     io.Writer
+	ld         *loader.Loader
+	checkPath  string // --check, resolved
+	render     *fastyaml.StreamWriter
+	objects    int
+	maxObjects int
+}
+
+func (m *renderMode) read(add func(*yaml.RNode) error) (fn.Config, error) {
+	restrictor := loader.Restrictor(m.opts.LoadRestrictor)
 	if restrictor == "" {
 		restrictor = loader.RootOnly
 	}
-	ld, err := loader.New(restrictor, opts.Limits)
+	ld, err := loader.New(restrictor, m.opts.Limits)
 	if err != nil {
-		return fail("%v", err)
+		return fn.Config{}, err
 	}
-	paths := opts.Paths
+	m.ld = ld
+	paths := m.opts.Paths
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
@@ -61,55 +68,96 @@ func RunRender(opts RenderOptions, in io.Reader, out, errOut io.Writer) (err err
 	// (or the current directory).
 	roots, err := resolvePaths(ld, paths)
 	if err != nil {
-		return fail("%v", err)
+		return fn.Config{}, err
 	}
-	cfg, configPath, err := loadConfig(opts, ld)
+	cfg, configPath, err := loadConfig(m.opts, ld)
 	if err != nil {
-		return fail("%v", err)
+		return cfg, err
 	}
-	var checkPath string
-	if opts.Check != "" {
-		if checkPath, err = ld.Confine("--check", opts.Check); err != nil {
-			return fail("%v", err)
+	if m.opts.Check != "" {
+		if m.checkPath, err = ld.Confine("--check", m.opts.Check); err != nil {
+			return cfg, err
 		}
 	}
-	maxObjects := opts.MaxObjects
-	if maxObjects == 0 {
-		maxObjects = DefaultMaxObjects
-	}
-	items, err := readManifests(ld, paths, roots, configPath, in, maxObjects)
+	m.maxObjects = orDefault(m.opts.MaxObjects, DefaultMaxObjects)
+	maxNodes := orDefault(m.opts.MaxDocumentNodes, DefaultMaxDocumentNodes)
+	// List every file first: the size ceilings are checked on their sizes
+	// before anything is read.
+	files, err := listFiles(ld, roots, configPath)
 	if err != nil {
-		return fail("%v", err)
+		return cfg, err
 	}
-	if len(items) == 0 {
-		return fail("no Kubernetes objects found in %s: refusing to print an empty render, which a GitOps engine would take as 'delete everything'",
+	for i := range paths {
+		if roots[i] == nil {
+			data, err := ld.ReadStream("<stdin>", m.stdin)
+			if err != nil {
+				return cfg, err
+			}
+			if err := m.readFile("<stdin>", data, maxNodes, add); err != nil {
+				return cfg, err
+			}
+			continue
+		}
+		for _, f := range files[i] {
+			data, err := ld.Read(f)
+			if err != nil {
+				return cfg, err
+			}
+			if err := m.readFile(f.Name, data, maxNodes, add); err != nil {
+				return cfg, err
+			}
+		}
+	}
+	if m.objects == 0 {
+		return cfg, fmt.Errorf("no Kubernetes objects found in %s: refusing to print an empty render, which a GitOps engine would take as 'delete everything'",
 			strings.Join(paths, ", "))
 	}
+	return cfg, nil
+}
 
-	output, results := fn.Generate(items, cfg)
-	results.Sort()
-	if results.ExitCode() != 0 {
-		fn.PrintErrors(errOut, results)
-		return fn.ErrFailed
-	}
-	var buf bytes.Buffer
-	if err := fastyaml.WriteStream(&buf, output.Kept, output.Services); err != nil {
-		return fail("writing the render: %v", err)
-	}
-
-	if opts.Check != "" {
-		committed, err := ld.ReadConfined("--check", opts.Check, checkPath, checkCeiling)
-		if err != nil {
-			return fail("%v", err)
-		}
-		if err := check(opts.Check, committed, buf.Bytes(), errOut); err != nil {
-			return err
-		}
-	} else if _, err := out.Write(buf.Bytes()); err != nil {
+// readFile reads the objects of one file, expanding v1 Lists and dropping
+// local configuration. Each object carries its file in the path annotation
+// until it is written, so errors can name it.
+func (m *renderMode) readFile(name string, data []byte, maxNodes int, add func(*yaml.RNode) error) error {
+	err := fastyaml.ReadObjects(data, map[string]string{pathAnnotation: name}, maxNodes, func(n *yaml.RNode) error {
+		return expandObjects(n, name, func(obj *yaml.RNode) error {
+			if m.objects++; m.objects > m.maxObjects {
+				return &overError{fmt.Sprintf("%s brings the input over %d objects (--max-objects)", name, m.maxObjects)}
+			}
+			return add(obj)
+		})
+	})
+	var over *overError
+	if err == nil || errors.As(err, &over) {
 		return err
 	}
-	fn.PrintWarnings(errOut, results)
-	return nil
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// overError is a ceiling passed, its message complete.
+type overError struct{ msg string }
+
+func (e *overError) Error() string { return e.msg }
+
+func (m *renderMode) keep(item *yaml.RNode) error { return m.render.Add(item) }
+
+// fail leaves stdout empty: the reasons are on stderr.
+func (m *renderMode) fail(framework.Results) error { return nil }
+
+func (m *renderMode) write(out *fn.Output, results framework.Results) error {
+	if m.opts.Check == "" {
+		return m.render.WriteTo(m.out, out)
+	}
+	// Warnings first: they hold whether or not the file is current.
+	printResults(m.errOut, results, framework.Warning)
+	return m.check(out)
+}
+
+func orDefault(n, def int) int {
+	if n == 0 {
+		return def
+	}
+	return n
 }
 
 // loadConfig reads --config and applies --owner-references and
@@ -151,17 +199,4 @@ func loadConfig(opts RenderOptions, ld *loader.Loader) (fn.Config, string, error
 		cfg.OwnerReferences = policy
 	}
 	return cfg, configPath, nil
-}
-
-// check compares a fresh render with an earlier one, for CI drift checks.
-func check(file string, old, fresh []byte, errOut io.Writer) error {
-	if bytes.Equal(old, fresh) {
-		return nil
-	}
-	diff, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: difflib.SplitLines(string(old)), B: difflib.SplitLines(string(fresh)),
-		FromFile: file + " (committed)", ToFile: file + " (fresh render)", Context: 3,
-	})
-	_, _ = fmt.Fprintf(errOut, "error: %s is out of date with its sources; re-render it with 'flapp-services render' and commit the result:\n%s", file, diff)
-	return fn.ErrFailed
 }

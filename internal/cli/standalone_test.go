@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fedlearner/flapp-services/fn"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -100,7 +99,7 @@ func TestRenderFailsClosed(t *testing.T) {
 				tt.opts.Paths = append(tt.opts.Paths, writeFiles(t, tt.files))
 			}
 			out, stderr, err := runRender(t, tt.opts, "")
-			assert.ErrorIs(t, err, fn.ErrFailed)
+			assert.ErrorIs(t, err, ErrFailed)
 			assert.Empty(t, out, "nothing on stdout when the render fails")
 			assert.Contains(t, stderr, tt.wantErr)
 		})
@@ -113,7 +112,7 @@ func TestRenderBadFLAppNamesFileAndField(t *testing.T) {
 		"bad.yaml":  strings.Replace(strings.Replace(goodFLApp, "name: normal", "name: bad.name", 1), "Leader", "Boss", 1),
 	})
 	out, stderr, err := runRender(t, RenderOptions{Paths: []string{dir}}, "")
-	assert.ErrorIs(t, err, fn.ErrFailed)
+	assert.ErrorIs(t, err, ErrFailed)
 	assert.Empty(t, out)
 	assert.Contains(t, stderr, "bad.yaml: FLApp default/bad.name: metadata.name: Invalid value: \"bad.name\"")
 	assert.Contains(t, stderr, "bad.yaml: FLApp default/bad.name: spec.role: Invalid value: \"Boss\"")
@@ -138,7 +137,7 @@ func TestRenderConfigFile(t *testing.T) {
 	bad := filepath.Join(dir, "bad-config.yaml")
 	require.NoError(t, os.WriteFile(bad, []byte("apiVersion: v1\nkind: ConfigMap\ndata: {maxService: \"3\"}\n"), 0o644))
 	out, stderr, err = runRender(t, RenderOptions{Config: bad, Paths: []string{filepath.Join(dir, "flapp.yaml")}}, "")
-	assert.ErrorIs(t, err, fn.ErrFailed)
+	assert.ErrorIs(t, err, ErrFailed)
 	assert.Empty(t, out)
 	assert.Contains(t, stderr, "unknown setting(s) maxService;")
 }
@@ -175,7 +174,7 @@ func TestRenderCheck(t *testing.T) {
 
 	require.NoError(t, os.WriteFile(filepath.Join(apps, "flapp.yaml"), []byte(strings.Replace(goodFLApp, "replicas: 2", "replicas: 3", 1)), 0o644))
 	out, stderr, err = runRender(t, RenderOptions{Check: committed, Paths: []string{apps}}, "")
-	assert.ErrorIs(t, err, fn.ErrFailed)
+	assert.ErrorIs(t, err, ErrFailed)
 	assert.Empty(t, out)
 	assert.Contains(t, stderr, "is out of date")
 	assert.Contains(t, stderr, "+  name: normal-leader-worker-2")

@@ -46,7 +46,7 @@ type run struct {
 
 func runKRM(input []byte) run {
 	var out, stderr bytes.Buffer
-	err := fn.RunKRM(bytes.NewReader(input), &out, &stderr)
+	err := cli.RunKRM(bytes.NewReader(input), &out, &stderr)
 	return run{out.String(), stderr.String(), err != nil}
 }
 
@@ -297,25 +297,24 @@ func TestFastEncoderGoldenServices(t *testing.T) {
 		if results.ExitCode() != 0 {
 			continue
 		}
-		out, _ := fn.Generate(items, cfg)
+		_, out, _ := fn.Generate(items, cfg)
 		if out == nil {
 			continue
 		}
-		for i := range out.Services {
-			assert.True(t, fastyaml.CheckService(t, &out.Services[i]), "%s: %s takes the fast path", dir, out.Services[i].Name)
+		for svc := range out.Services() {
+			assert.True(t, fastyaml.CheckService(t, svc), "%s: %s takes the fast path", dir, svc.Name)
 			n++
 		}
 	}
 	items, err := (&kio.LocalPackageReader{PackagePath: "../../examples/basic"}).Read()
 	require.NoError(t, err)
-	out, results := fn.Generate(items, fn.DefaultConfig())
+	_, out, results := fn.Generate(items, fn.DefaultConfig())
 	require.Zero(t, results.ExitCode())
-	require.NotEmpty(t, out.Services)
-	for i := range out.Services {
+	require.NotZero(t, out.ServiceCount())
+	for svc := range out.Services() {
 		// as render mode writes them: without the reader annotations.
-		svc := out.Services[i]
-		svc.Annotations = fastyaml.StreamAnnotations(&out.Services[i])
-		assert.True(t, fastyaml.CheckService(t, &svc))
+		svc.Annotations = fastyaml.StreamAnnotations(svc)
+		assert.True(t, fastyaml.CheckService(t, svc))
 		n++
 	}
 	t.Logf("%d Services checked", n)

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/fedlearner/flapp-services/fn"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -195,12 +196,12 @@ func appendService(buf []byte, svc *corev1.Service, annotations []annotation, fi
 	return w.buf, true
 }
 
-// serviceNodeWith is serviceNode(svc) with the given annotations in place of
+// serviceNodeWith is fn.ServiceNode(svc) with the given annotations in place of
 // svc.Annotations: the kyaml form of a Service appendService cannot write.
 // A single-quoted value is the node kyaml's SetAnnotation makes; the key it
 // adds has no tag.
 func serviceNodeWith(svc *corev1.Service, annotations []annotation) *yaml.RNode {
-	node := serviceNode(svc)
+	node := fn.ServiceNode(svc)
 	meta := node.Field("metadata").Value.YNode()
 	for i := 0; i < len(meta.Content); i += 2 {
 		if meta.Content[i].Value == "annotations" {
@@ -213,7 +214,7 @@ func serviceNodeWith(svc *corev1.Service, annotations []annotation) *yaml.RNode 
 	}
 	m := &yaml.Node{Kind: yaml.MappingNode}
 	for _, a := range annotations {
-		k, v := str(a.key), str(a.value)
+		k, v := stringNode(a.key), stringNode(a.value)
 		if a.single {
 			k.Tag = ""
 			v.Style = yaml.SingleQuotedStyle
@@ -225,8 +226,12 @@ func serviceNodeWith(svc *corev1.Service, annotations []annotation) *yaml.RNode 
 	for at < len(meta.Content) && (meta.Content[at].Value == "namespace" || meta.Content[at].Value == "labels") {
 		at += 2
 	}
-	meta.Content = slices.Insert(meta.Content, at, str("annotations"), m)
+	meta.Content = slices.Insert(meta.Content, at, stringNode("annotations"), m)
 	return node
+}
+
+func stringNode(v string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: v}
 }
 
 // encodeServiceItem appends svc as an item of a ResourceList's items.

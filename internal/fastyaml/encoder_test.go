@@ -3,6 +3,7 @@ package fastyaml
 import (
 	"bytes"
 	"fmt"
+	"github.com/fedlearner/flapp-services/fn"
 	"math/rand"
 	"strings"
 	"testing"
@@ -17,15 +18,15 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// kyamlDoc is kyaml's encoding of serviceNode(svc) as a document of a stream.
+// kyamlDoc is kyaml's encoding of fn.ServiceNode(svc) as a document of a stream.
 func kyamlDoc(t *testing.T, svc *corev1.Service) string {
 	t.Helper()
-	b, err := appendEncoded(nil, serviceNode(svc).Document())
+	b, err := appendEncoded(nil, fn.ServiceNode(svc).Document())
 	require.NoError(t, err)
 	return string(b)
 }
 
-// kyamlItem is kyaml's encoding of serviceNode(svc) as the only item of a
+// kyamlItem is kyaml's encoding of fn.ServiceNode(svc) as the only item of a
 // ResourceList, as framework.Execute writes it (KRM mode keeps the reader
 // annotations), without the ResourceList's first three lines.
 func kyamlItem(t *testing.T, svc *corev1.Service) string {
@@ -33,7 +34,7 @@ func kyamlItem(t *testing.T, svc *corev1.Service) string {
 	var buf bytes.Buffer
 	w := kio.ByteWriter{Writer: &buf, KeepReaderAnnotations: true,
 		WrappingKind: kio.ResourceListKind, WrappingAPIVersion: kio.ResourceListAPIVersion}
-	require.NoError(t, w.Write([]*yaml.RNode{serviceNode(svc)}))
+	require.NoError(t, w.Write([]*yaml.RNode{fn.ServiceNode(svc)}))
 	head := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"
 	require.True(t, strings.HasPrefix(buf.String(), head), buf.String())
 	return strings.TrimPrefix(buf.String(), head)
@@ -224,9 +225,9 @@ func TestScalarFormMatchesKyaml(t *testing.T) {
 			}
 			m := &yaml.Node{Kind: yaml.MappingNode}
 			if key {
-				m.Content = []*yaml.Node{str(s), str("v")}
+				m.Content = []*yaml.Node{stringNode(s), stringNode("v")}
 			} else {
-				m.Content = []*yaml.Node{str("k"), str(s)}
+				m.Content = []*yaml.Node{stringNode("k"), stringNode(s)}
 			}
 			b, err := yaml.Marshal(m)
 			require.NoError(t, err)

@@ -121,13 +121,13 @@ func kyamlScalar(s string, key, single bool) (string, bool) {
 	}
 	m := &yaml.Node{Kind: yaml.MappingNode}
 	if key {
-		m.Content = []*yaml.Node{str(s), str("v")}
+		m.Content = []*yaml.Node{stringNode(s), stringNode("v")}
 	} else {
-		v := str(s)
+		v := stringNode(s)
 		if single {
 			v.Style = yaml.SingleQuotedStyle
 		}
-		m.Content = []*yaml.Node{str("k"), v}
+		m.Content = []*yaml.Node{stringNode("k"), v}
 	}
 	text = ""
 	if b, err := yaml.Marshal(m); err == nil {

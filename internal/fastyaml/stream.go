@@ -2,11 +2,10 @@ package fastyaml
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"slices"
 
-	corev1 "k8s.io/api/core/v1"
+	"github.com/fedlearner/flapp-services/fn"
 	kerrors "sigs.k8s.io/kustomize/kyaml/errors"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
@@ -20,71 +19,155 @@ var readerAnnotations = []string{
 	kioutil.LegacyPathAnnotation, kioutil.LegacyIndexAnnotation,
 }
 
-// WriteStream writes what kio.ByteWriter{Writer: w, ClearAnnotations: the
-// reader annotations}.Write(WithServiceNodes(kept, services)) writes: a
-// multi-document YAML stream of the kept objects through kyaml's encoder,
-// then each generated Service as one more document, by the fast encoder.
-func WriteStream(w io.Writer, kept []*yaml.RNode, services []corev1.Service) error {
-	bw := kio.ByteWriter{Writer: w, ClearAnnotations: readerAnnotations}
-	if !fastPath || len(services) == 0 || len(kept) == 0 {
-		return bw.Write(WithServiceNodes(kept, services))
+// StreamWriter writes a render: what kio.ByteWriter{Writer: w,
+// ClearAnnotations: the reader annotations}.Write(fn.WithServiceNodes(kept,
+// out.Services())) writes, a multi-document YAML stream. Each kept object is
+// encoded by kyaml's encoder as it is added, into a spool (memory, then a
+// private temporary file), so no object's tree outlives its Add; WriteTo
+// then copies the spool and writes each generated Service as one more
+// document, by the fast encoder. Nothing reaches the destination before
+// WriteTo: the caller calls it only once the whole run has succeeded.
+type StreamWriter struct {
+	spool spool
+	enc   *yaml.Encoder
+	first *yaml.RNode // held until a second object: kio writes a lone .json object as JSON
+	kept  int
+	nodes []*yaml.RNode // with the fast path off: every object, for kio.ByteWriter
+}
+
+// NewStreamWriter returns an empty render. Close it when done.
+func NewStreamWriter() *StreamWriter {
+	w := &StreamWriter{}
+	w.enc = yaml.NewEncoder(&w.spool)
+	return w
+}
+
+// Add appends one kept object. The writer takes the node over: it clears the
+// reader annotations on it as kio.ByteWriter does on its copy.
+func (w *StreamWriter) Add(n *yaml.RNode) error {
+	w.kept++
+	if !fastPath {
+		w.nodes = append(w.nodes, n)
+		return nil
 	}
-	// ByteWriter.Write without wrapping (more than one node, so no JSON);
-	// a placeholder document stands where the Services start, so the
-	// separator is the encoder's own.
-	var frame bytes.Buffer
-	enc := yaml.NewEncoder(&frame)
-	for _, n := range kept {
-		n = n.Copy()
-		seqIndent := n.GetAnnotations()[kioutil.SeqIndentAnnotation]
-		for _, a := range []string{kioutil.IndexAnnotation, kioutil.LegacyIndexAnnotation, kioutil.SeqIndentAnnotation} {
-			if _, err := n.Pipe(yaml.ClearAnnotation(a)); err != nil {
-				return kerrors.Wrap(err)
-			}
-		}
-		for _, a := range bw.ClearAnnotations {
-			if _, err := n.Pipe(yaml.ClearAnnotation(a)); err != nil {
-				return kerrors.Wrap(err)
-			}
-		}
-		if err := yaml.ClearEmptyAnnotations(n); err != nil {
+	if w.kept == 1 {
+		w.first = n
+		return nil
+	}
+	if w.first != nil {
+		first := w.first
+		w.first = nil
+		if err := w.encode(first); err != nil {
 			return err
 		}
-		if seqIndent == string(yaml.WideSequenceStyle) {
-			enc.DefaultSeqIndent()
-		} else {
-			enc.CompactSeqIndent()
-		}
-		if err := enc.Encode(upWrap(n.Document())); err != nil {
+	}
+	return w.encode(n)
+}
+
+// encode is kio.ByteWriter.Write's loop body for one node of a stream.
+func (w *StreamWriter) encode(n *yaml.RNode) error {
+	seqIndent := n.GetAnnotations()[kioutil.SeqIndentAnnotation]
+	for _, a := range []string{kioutil.IndexAnnotation, kioutil.LegacyIndexAnnotation, kioutil.SeqIndentAnnotation} {
+		if _, err := n.Pipe(yaml.ClearAnnotation(a)); err != nil {
 			return kerrors.Wrap(err)
 		}
 	}
-	token := placeholder()
-	enc.CompactSeqIndent()
-	if err := enc.Encode(&yaml.Node{Kind: yaml.ScalarNode, Value: token}); err != nil {
+	for _, a := range readerAnnotations {
+		if _, err := n.Pipe(yaml.ClearAnnotation(a)); err != nil {
+			return kerrors.Wrap(err)
+		}
+	}
+	if err := yaml.ClearEmptyAnnotations(n); err != nil {
+		return err
+	}
+	if seqIndent == string(yaml.WideSequenceStyle) {
+		w.enc.DefaultSeqIndent()
+	} else {
+		w.enc.CompactSeqIndent()
+	}
+	if err := w.enc.Encode(upWrap(n.Document())); err != nil {
 		return kerrors.Wrap(err)
 	}
-	if err := enc.Close(); err != nil {
+	return w.spool.err
+}
+
+// WriteTo writes the whole render to dst: the kept objects, then the
+// Services of out (none when out is nil).
+func (w *StreamWriter) WriteTo(dst io.Writer, out *fn.Output) error {
+	services := 0
+	if out != nil {
+		services = out.ServiceCount()
+	}
+	bw := kio.ByteWriter{Writer: dst, ClearAnnotations: readerAnnotations}
+	if !fastPath {
+		if out == nil {
+			return bw.Write(w.nodes)
+		}
+		return bw.Write(fn.WithServiceNodes(w.nodes, out.Services()))
+	}
+	if w.kept <= 1 && services == 0 || w.kept == 0 {
+		// One object at most, which kio may write as JSON; or Services
+		// alone, which cannot happen (they come from kept FLApps).
+		var nodes []*yaml.RNode
+		if w.first != nil {
+			nodes = append(nodes, w.first)
+		}
+		if out != nil {
+			nodes = fn.WithServiceNodes(nodes, out.Services())
+		}
+		return bw.Write(nodes)
+	}
+	if w.first != nil {
+		if err := w.encode(w.first); err != nil {
+			return err
+		}
+		w.first = nil
+	}
+	if services == 0 {
+		if err := w.enc.Close(); err != nil {
+			return err
+		}
+		return w.spool.copyTo(dst, w.spool.size)
+	}
+	// A placeholder document stands where the Services start, so the
+	// separator before them (and anything the encoder ends a document
+	// with) is the encoder's own; the placeholder itself is not copied.
+	token := placeholder()
+	w.enc.CompactSeqIndent()
+	if err := w.enc.Encode(&yaml.Node{Kind: yaml.ScalarNode, Value: token}); err != nil {
+		return kerrors.Wrap(err)
+	}
+	if err := w.enc.Close(); err != nil {
 		return err
 	}
 	mark := []byte(token + "\n")
-	if !bytes.HasSuffix(frame.Bytes(), mark) || bytes.Count(frame.Bytes(), []byte(token)) != 1 {
-		return errors.New("internal error: placeholder not found in the encoded render")
+	tail, err := w.spool.tail(len(mark))
+	if err != nil {
+		return err
 	}
-	cw := newChunkWriter(w, frame.Len()+len(services)*600)
-	cw.write(frame.Bytes()[:frame.Len()-len(mark)])
-	for i := range services {
-		if i > 0 {
+	if !bytes.Equal(tail, mark) {
+		return errPlaceholder
+	}
+	if err := w.spool.copyTo(dst, w.spool.size-int64(len(mark))); err != nil {
+		return err
+	}
+	cw := newChunkWriter(dst)
+	first := true
+	for svc := range out.Services() {
+		if !first {
 			cw.buf = append(cw.buf, "---\n"...)
 		}
-		var err error
-		if cw.buf, err = encodeServiceDoc(cw.buf, &services[i], streamAnnotations(services[i].Annotations)); err != nil {
+		first = false
+		if cw.buf, err = encodeServiceDoc(cw.buf, svc, streamAnnotations(svc.Annotations)); err != nil {
 			return err
 		}
 		cw.flushIfFull()
 	}
 	return cw.flush()
 }
+
+// Close releases the spool.
+func (w *StreamWriter) Close() error { return w.spool.close() }
 
 // streamAnnotations are the annotations of a generated Service in the
 // stream: kio.ByteWriter clears the reader annotations and, without

@@ -45,19 +45,9 @@ func (l *Loader) ReadStream(name string, r io.Reader) ([]byte, error) {
 // ReadConfined reads a file named by a flag (already Confined) within the
 // given ceiling.
 func (l *Loader) ReadConfined(flag, name, resolved string, ceiling int64) ([]byte, error) {
-	info, err := os.Stat(resolved)
+	fh, err := l.OpenConfined(flag, name, resolved, ceiling)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", flag, err)
-	}
-	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s %s is not a regular file (%s)", flag, name, kindOf(info.Mode()))
-	}
-	if info.Size() > ceiling {
-		return nil, fmt.Errorf("%s %s is %s, over the ceiling of %s", flag, name, human(info.Size()), human(ceiling))
-	}
-	fh, err := os.Open(resolved)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", flag, err)
+		return nil, err
 	}
 	defer func() { _ = fh.Close() }()
 	data, err := io.ReadAll(io.LimitReader(fh, ceiling+1))
@@ -83,4 +73,24 @@ func human(n int64) string {
 		return fmt.Sprintf("%d bytes (%.1fMi)", n, float64(n)/(1<<20))
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// OpenConfined opens a file named by a flag (already Confined), to be read
+// as a stream, once checked: a regular file within the given ceiling.
+func (l *Loader) OpenConfined(flag, name, resolved string, ceiling int64) (*os.File, error) {
+	info, err := os.Stat(resolved)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s %s is not a regular file (%s)", flag, name, kindOf(info.Mode()))
+	}
+	if info.Size() > ceiling {
+		return nil, fmt.Errorf("%s %s is %s, over the ceiling of %s", flag, name, human(info.Size()), human(ceiling))
+	}
+	fh, err := os.Open(resolved)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	return fh, nil
 }

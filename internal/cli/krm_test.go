@@ -1,15 +1,85 @@
-package fn
+package cli
 
 import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/fedlearner/flapp-services/fn"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
+
+const goldenDir = "../../testdata"
+
+// TestKRMModeMatchesFramework proves the binary's KRM mode (RunKRM) writes
+// what framework.Execute writes with fn.Processor with kyaml's KRM-mode settings, and fails
+// exactly when it fails.
+func TestKRMModeMatchesFramework(t *testing.T) {
+	for _, dir := range goldenCases(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			input, err := os.ReadFile(filepath.Join(dir, "input.yaml"))
+			require.NoError(t, err)
+			want, wantErr := execute(input, true)
+
+			var out, stderr bytes.Buffer
+			gotErr := RunKRM(bytes.NewReader(input), &out, &stderr)
+			assert.Equal(t, string(want), out.String())
+			if wantErr != nil {
+				assert.ErrorIs(t, gotErr, ErrFailed)
+				assert.NotEmpty(t, stderr.String(), "errors are also explained on stderr")
+			} else {
+				assert.NoError(t, gotErr)
+				onlyWarnings(t, stderr.String())
+			}
+		})
+	}
+}
+
+func goldenCases(t *testing.T) []string {
+	t.Helper()
+	dirs, err := filepath.Glob(filepath.Join(goldenDir, "*", "input.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, dirs)
+	for i := range dirs {
+		dirs[i] = filepath.Dir(dirs[i])
+	}
+	return dirs
+}
+
+// execute runs fn.Processor like kyaml's command in KRM mode
+// (keepReaderAnnotations true) or like frameworktestutil (false).
+func execute(input []byte, keepReaderAnnotations bool) ([]byte, error) {
+	var out bytes.Buffer
+	err := framework.Execute(fn.Processor{}, &kio.ByteReadWriter{
+		Reader: bytes.NewReader(input), Writer: &out, KeepReaderAnnotations: keepReaderAnnotations,
+	})
+	return out.Bytes(), err
+}
+
+func withoutResults(t *testing.T, rl []byte) string {
+	t.Helper()
+	node, err := yaml.Parse(string(rl))
+	require.NoError(t, err)
+	require.NoError(t, node.PipeE(yaml.Clear("results")))
+	s, err := node.String()
+	require.NoError(t, err)
+	return s
+}
+
+// onlyWarnings checks the stderr of a success: nothing, or warnings, one
+// line each (kustomize shows a function's stderr, not its results).
+func onlyWarnings(t *testing.T, stderr string) {
+	t.Helper()
+	for _, line := range strings.Split(strings.TrimSuffix(stderr, "\n"), "\n") {
+		assert.True(t, line == "" || strings.HasPrefix(line, "warning"), "stderr of a success: %q", line)
+	}
+}
 
 // FuzzKRM feeds arbitrary bytes to the KRM mode. Whatever the input: no
 // panic (the recover in RunKRM would report an "internal error"), a failure

@@ -2,6 +2,7 @@ package fastyaml
 
 import (
 	"bytes"
+	"github.com/fedlearner/flapp-services/fn"
 	"math/rand"
 	"strings"
 	"testing"
@@ -16,7 +17,7 @@ import (
 // TestKRMAnnotations: for every input annotation format and for annotation
 // sets a generated Service never has (twins present, empty values), the
 // written Service equals what kio.ReconcileInternalAnnotations makes of
-// serviceNode(svc), encoded by kyaml.
+// fn.ServiceNode(svc), encoded by kyaml.
 func TestKRMAnnotations(t *testing.T) {
 	formats := map[string]map[string]map[string]string{
 		"none":     {"0": {kioutil.InternalAnnotationsMigrationResourceIDAnnotation: "0"}},
@@ -40,7 +41,7 @@ func TestKRMAnnotations(t *testing.T) {
 			svc := randomService(rand.New(rand.NewSource(int64(i))))
 			svc.Name, svc.Namespace = "normal-leader-master-0", "default"
 			svc.Annotations = m
-			node := serviceNode(svc)
+			node := fn.ServiceNode(svc)
 			require.NoError(t, kio.ReconcileInternalAnnotations([]*yaml.RNode{node}, nodeAnnos))
 			var want bytes.Buffer
 			require.NoError(t, kio.ByteWriter{Writer: &want, KeepReaderAnnotations: true,
@@ -51,7 +52,7 @@ func TestKRMAnnotations(t *testing.T) {
 			if annos, ok := krmAnnotations(m, f); ok {
 				got, err = encodeServiceItem(nil, svc, annos)
 			} else {
-				got, err = exactServiceItem(nil, serviceNode(svc), nodeAnnos)
+				got, err = exactServiceItem(nil, fn.ServiceNode(svc), nodeAnnos)
 			}
 			require.NoError(t, err)
 			assert.Equal(t, strings.TrimPrefix(want.String(), "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"),

@@ -1,6 +1,7 @@
-package fn
+package cli
 
 import (
+	"github.com/fedlearner/flapp-services/fn"
 	"bytes"
 	"fmt"
 	"io"
@@ -68,7 +69,7 @@ func BenchmarkKRM10kReference(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		rw := &kio.ByteReadWriter{Reader: bytes.NewReader(benchInput.krm10k), Writer: io.Discard, KeepReaderAnnotations: true}
-		if err := framework.Execute(Processor{}, rw); err != nil {
+		if err := framework.Execute(fn.Processor{}, rw); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,29 +1,32 @@
-package fastyaml
+package fn
 
 import (
+	"iter"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// WithServiceNodes is items followed by the reference node of each Service,
-// in a new slice: the item list framework.Execute and kio.ByteWriter write.
-func WithServiceNodes(items []*yaml.RNode, services []corev1.Service) []*yaml.RNode {
-	nodes := make([]*yaml.RNode, 0, len(items)+len(services))
-	nodes = append(nodes, items...)
-	for i := range services {
-		nodes = append(nodes, serviceNode(&services[i]))
+// WithServiceNodes is items followed by the node of each Service, in a new
+// slice: the item list a kyaml function would hand to framework.Execute and
+// kio.ByteWriter.
+func WithServiceNodes(items []*yaml.RNode, services iter.Seq[*corev1.Service]) []*yaml.RNode {
+	nodes := append([]*yaml.RNode(nil), items...)
+	if services != nil {
+		for svc := range services {
+			nodes = append(nodes, ServiceNode(svc))
+		}
 	}
 	return nodes
 }
 
-// serviceNode is the reference encoder: the yaml node of a generated Service,
+// ServiceNode is the reference encoder: the yaml node of a generated Service,
 // with a fixed field order (that of the Kubernetes Go types) and sorted maps,
 // so the bytes of a render never depend on map iteration. Only the fields
-// package render sets exist. The fast encoder writes exactly what kyaml's
-// encoder writes for this node.
-func serviceNode(svc *corev1.Service) *yaml.RNode {
+// package render sets exist. The fast writer (internal/fastyaml) writes
+// exactly what kyaml's encoder writes for this node.
+func ServiceNode(svc *corev1.Service) *yaml.RNode {
 	meta := mapping(
 		str("name"), str(svc.Name),
 	)

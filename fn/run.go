@@ -1,0 +1,90 @@
+package fn
+
+import (
+	"cmp"
+	"iter"
+	"slices"
+
+	"github.com/fedlearner/flapp-services/render"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Run is one run of the function over a stream of items: Add each item as it
+// is read, then Finish with the configuration. It holds a small summary per FLApp and per Service of
+// the input, never the items themselves and never the generated Services,
+// which Output produces one at a time: memory does not grow with the output.
+type Run struct {
+	items    int // added so far
+	flapps   []*flapp
+	byKey    map[objectKey]*flapp
+	foreign  map[objectKey]string // Services this tool did not generate -> their file
+	previous map[objectKey]*previousService
+	results  framework.Results
+}
+
+// NewRun starts a run. The configuration matters only to Finish: in KRM mode
+// it arrives with the items.
+func NewRun() *Run {
+	return &Run{
+		byKey:    make(map[objectKey]*flapp),
+		foreign:  make(map[objectKey]string),
+		previous: make(map[objectKey]*previousService),
+	}
+}
+
+// Items is how many items were added.
+func (r *Run) Items() int { return r.items }
+
+// Output is a successful run's generated Services, produced on demand in
+// their output order: sorted by namespace, FLApp, replica type and index.
+type Output struct {
+	flapps []plannedFLApp
+	count  int
+}
+
+type plannedFLApp struct {
+	*flapp
+	plan *render.Plan
+}
+
+// ServiceCount is how many Services Services yields.
+func (o *Output) ServiceCount() int { return o.count }
+
+// Services yields the generated Services one at a time, each freshly
+// built; it can be ranged over more than once and gives the same Services.
+func (o *Output) Services() iter.Seq[*corev1.Service] {
+	return func(yield func(*corev1.Service) bool) {
+		nextIndex := make(map[string]int) // per output file, for kpt
+		for _, f := range o.flapps {
+			for svc := range f.plan.Services() {
+				placeBeside(svc, f.flapp, nextIndex)
+				if !yield(svc) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// Generate is a whole run over items held in memory: the items to keep, in
+// input order, the Output, and the results. On any error the Output is nil.
+func Generate(items []*yaml.RNode, cfg Config) ([]*yaml.RNode, *Output, framework.Results) {
+	run := NewRun()
+	kept := make([]*yaml.RNode, 0, len(items))
+	for _, item := range items {
+		if run.Add(item) {
+			kept = append(kept, item)
+		}
+	}
+	out, results := run.Finish(cfg)
+	return kept, out, results
+}
+
+// sortFLApps puts the FLApps in output order.
+func sortFLApps(flapps []*flapp) {
+	slices.SortFunc(flapps, func(a, b *flapp) int {
+		return cmp.Or(cmp.Compare(a.app.Namespace, b.app.Namespace), cmp.Compare(a.app.Name, b.app.Name))
+	})
+}

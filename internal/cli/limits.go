@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"strconv"
+
+	"github.com/fedlearner/flapp-services/fn"
+	"github.com/fedlearner/flapp-services/internal/fastyaml"
+	"github.com/fedlearner/flapp-services/internal/loader"
+	"github.com/fedlearner/flapp-services/render"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Defaults of the ceilings this package enforces itself.
+const (
+	// DefaultMaxObjects bounds the objects one render reads: each costs a
+	// few hundred bytes of summary or spool however small it is.
+	DefaultMaxObjects = 200000
+	// DefaultMaxDocumentNodes bounds one document's YAML nodes, counted
+	// on its bytes before it is parsed (fastyaml.NodeBound): the parser
+	// holds about 170 bytes a node, so one document stays under about
+	// 150 MiB whatever it holds, and an 8 MiB List of about 7,000 FLApps
+	// still reads.
+	DefaultMaxDocumentNodes = 1000000
+	// checkCeiling bounds the file --check reads: a committed render of
+	// the maximum 100,000 Services is about 49 MB.
+	checkCeiling = 256 << 20
+)
+
+// Limit is one ceiling on what a run reads, holds or prints, with where it
+// is set and where it is enforced. Limits is the one list of them;
+// SECURITY.md's table is checked against it.
+type Limit struct {
+	Name      string
+	Default   string
+	Flag      string // of render, if any
+	ConfigKey string // functionConfig setting, if any
+	Check     string // where it is enforced, and when
+}
+
+// Limits are every ceiling, in the order SECURITY.md lists them.
+var Limits = []Limit{
+	{"file size", sizeString(loader.DefaultMaxFileSize), "--max-file-size", "",
+		"internal/loader: every file's size as listed, before anything is read; stdin as it is read"},
+	{"input size", sizeString(loader.DefaultMaxInputSize), "--max-input-size", "",
+		"internal/loader: the listed sizes added up, before anything is read"},
+	{"YAML nodes per document", countString(DefaultMaxDocumentNodes), "--max-document-nodes", "",
+		"internal/fastyaml.ReadObjects: each document's node bound, before the file's first document is parsed"},
+	{"objects", countString(DefaultMaxObjects), "--max-objects", "",
+		"internal/cli (render mode): each object as it is read"},
+	{"Services per run", countString(fn.DefaultMaxServices), "--max-services", "maxServices",
+		"fn.Run.Finish: replica counts added up, before any Service is built"},
+	{"Services per FLApp", countString(render.DefaultMaxServicesPerFLApp), "", "maxServicesPerFLApp",
+		"render.NewPlan: the FLApp's replica counts, before any Service is built"},
+	{"--check file", sizeString(checkCeiling), "", "",
+		"internal/loader.OpenConfined: its size, before it is read"},
+	{"--check diff", sizeString(checkDiffCeiling), "", "",
+		"internal/cli (--check): a larger render's drift is reported by line, not diffed"},
+	{"error results", countString(fn.MaxErrors), "", "",
+		"fn.Run.Finish: further errors are counted in one more result"},
+	{"echoed value", countString(fn.MaxValue) + " bytes", "", "",
+		"fn results: a name, file, field or value a result repeats"},
+	{"echoed message", countString(fn.MaxMessage) + " bytes", "", "",
+		"fn results: a whole message, also on stderr"},
+	{"render spool in memory", sizeString(fastyaml.SpoolMemory), "", "",
+		"internal/fastyaml.StreamWriter: past it, the encoded render waits in an unlinked temporary file"},
+}
+
+func sizeString(n int64) string { return resource.NewQuantity(n, resource.BinarySI).String() }
+
+func countString(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,279 @@
+package fastyaml
+
+import (
+	"bytes"
+	"errors"
+	"slices"
+
+	"github.com/fedlearner/flapp-services/fn"
+	kerrors "sigs.k8s.io/kustomize/kyaml/errors"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// ResourceList is a ResourceList read as framework.Execute reads it, for the
+// caller to process and then Write.
+type ResourceList struct {
+	rw        *kio.ByteReadWriter
+	Items     []*yaml.RNode
+	nodeAnnos map[string]map[string]string
+}
+
+// ReadResourceList is the first half of framework.Execute: rw.Read, then
+// kio.PreprocessResourcesForInternalAnnotationMigration. rw.FunctionConfig,
+// rw.WrappingKind and rw.WrappingAPIVersion are set as rw.Read sets them.
+func ReadResourceList(rw *kio.ByteReadWriter) (*ResourceList, error) {
+	items, err := rw.Read()
+	if err != nil {
+		return nil, kerrors.WrapPrefixf(err, "failed to read ResourceList input")
+	}
+	nodeAnnos, err := kio.PreprocessResourcesForInternalAnnotationMigration(items)
+	if err != nil {
+		return nil, err
+	}
+	return &ResourceList{rw: rw, Items: items, nodeAnnos: nodeAnnos}, nil
+}
+
+// Write is the second half of framework.Execute for a processor that set
+// rl.Items = fn.WithServiceNodes(kept, out.Services()) and rl.Results =
+// results, byte for byte, with the Services written by the fast encoder one
+// at a time as the frame around them streams out: nothing proportional to
+// the output is held. With a nil out (a failed run) the items are written as
+// kept, which is then rl.Items as they came.
+func (rl *ResourceList) Write(kept []*yaml.RNode, out *fn.Output, results framework.Results) error {
+	rw := rl.rw
+	if !fastPath || out == nil || out.ServiceCount() == 0 {
+		var items []*yaml.RNode
+		if out != nil {
+			items = fn.WithServiceNodes(kept, out.Services())
+		} else {
+			items = kept
+		}
+		if err := rl.finish(items, results); err != nil {
+			return err
+		}
+		return rw.Write(items)
+	}
+	// Execute reconciles the items and the generated Services alike; the
+	// Services' share is done by krmAnnotations as they are written.
+	if err := rl.finish(kept, results); err != nil {
+		return err
+	}
+	return writeResourceList(rw, kept, out, annotationsFormat(rl.nodeAnnos), rl.nodeAnnos)
+}
+
+// finish is what framework.Execute does between its processor and the write:
+// kio.ReconcileInternalAnnotations, then the results into rw.Results.
+func (rl *ResourceList) finish(items []*yaml.RNode, results framework.Results) error {
+	if err := kio.ReconcileInternalAnnotations(items, rl.nodeAnnos); err != nil {
+		return err
+	}
+	if len(results) > 0 {
+		b, err := yaml.Marshal(results)
+		if err != nil {
+			return kerrors.Wrap(err)
+		}
+		y, err := yaml.Parse(string(b))
+		if err != nil {
+			return kerrors.Wrap(err)
+		}
+		rl.rw.Results = y
+	}
+	return nil
+}
+
+// annotationFormat is which of the internal and the legacy path/index/id
+// annotations the output uses: kio's determineAnnotationsFormat, for input
+// it has already accepted as consistent.
+type annotationFormat struct{ internal, legacy bool }
+
+func annotationsFormat(nodeAnnos map[string]map[string]string) annotationFormat {
+	if len(nodeAnnos) == 0 {
+		return annotationFormat{true, true}
+	}
+	var f annotationFormat
+	for _, annos := range nodeAnnos {
+		_, path := annos[kioutil.PathAnnotation]
+		_, index := annos[kioutil.IndexAnnotation]
+		_, id := annos[kioutil.IdAnnotation]
+		_, lpath := annos[kioutil.LegacyPathAnnotation]
+		_, lindex := annos[kioutil.LegacyIndexAnnotation]
+		_, lid := annos[kioutil.LegacyIdAnnotation]
+		if path || index || id || lpath || lindex || lid {
+			return annotationFormat{path || index || id, lpath || lindex || lid}
+		}
+	}
+	return f
+}
+
+// The internal annotations and their legacy twins, in the order kio
+// reconciles them.
+var annotationPairs = [3][2]string{
+	{kioutil.PathAnnotation, kioutil.LegacyPathAnnotation},
+	{kioutil.IndexAnnotation, kioutil.LegacyIndexAnnotation},
+	{kioutil.IdAnnotation, kioutil.LegacyIdAnnotation},
+}
+
+// krmAnnotations is what kio.ReconcileInternalAnnotations leaves of the
+// annotations of a generated Service (a node it did not see in the input):
+// for each of path, index and id, a missing twin is appended (by
+// SetAnnotation, so single-quoted), then the format the input did not use is
+// removed. ok is false for annotations a generated Service never has (a twin
+// already present, an empty value, the migration id): those take the exact
+// path.
+func krmAnnotations(m map[string]string, f annotationFormat) (out []annotation, ok bool) {
+	if _, found := m[kioutil.InternalAnnotationsMigrationResourceIDAnnotation]; found {
+		return nil, false
+	}
+	out = sortedAnnotations(m)
+	for _, pair := range annotationPairs {
+		v, hasNew := m[pair[0]]
+		_, hasLegacy := m[pair[1]]
+		if hasLegacy || (hasNew && v == "") {
+			return nil, false
+		}
+		if hasNew {
+			out = append(out, annotation{key: pair[1], value: v, single: true})
+		}
+	}
+	drop := func(key string) bool {
+		for _, pair := range annotationPairs {
+			if (!f.internal && key == pair[0]) || (!f.legacy && key == pair[1]) {
+				return true
+			}
+		}
+		return false
+	}
+	return slices.DeleteFunc(out, func(a annotation) bool { return drop(a.key) }), true
+}
+
+// writeResourceList writes what rw.Write(fn.WithServiceNodes(kept,
+// out.Services())) writes after framework.Execute's reconciliation. The
+// wrapper, the kept items, functionConfig and results are encoded by kyaml
+// as one document, with a placeholder item where the Services go; as the
+// encoder's output streams to rw.Writer, the placeholder's line is replaced
+// by the Services.
+func writeResourceList(rw *kio.ByteReadWriter, kept []*yaml.RNode, out *fn.Output, f annotationFormat, nodeAnnos map[string]map[string]string) error {
+	if rw.NoWrap || rw.WrappingKind == "" || rw.Style != 0 {
+		return rw.Write(fn.WithServiceNodes(kept, out.Services()))
+	}
+	// ByteWriter.Write, wrapping branch, with KeepReaderAnnotations (the
+	// only setting KRM mode uses). It copies the nodes first so the
+	// caller's stay untouched; nothing uses them afterwards, so they are
+	// written as they are.
+	for _, n := range kept {
+		if err := yaml.ClearEmptyAnnotations(n); err != nil {
+			return err
+		}
+	}
+	token := placeholder()
+	items := &yaml.Node{Kind: yaml.SequenceNode}
+	for _, n := range kept {
+		items.Content = append(items.Content, n.YNode())
+	}
+	items.Content = append(items.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: token})
+	list := &yaml.Node{
+		Kind: yaml.MappingNode,
+		Content: []*yaml.Node{
+			{Kind: yaml.ScalarNode, Value: "apiVersion"},
+			{Kind: yaml.ScalarNode, Value: rw.WrappingAPIVersion},
+			{Kind: yaml.ScalarNode, Value: "kind"},
+			{Kind: yaml.ScalarNode, Value: rw.WrappingKind},
+			{Kind: yaml.ScalarNode, Value: "items"}, items,
+		}}
+	if rw.FunctionConfig != nil {
+		list.Content = append(list.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "functionConfig"}, rw.FunctionConfig.YNode())
+	}
+	if rw.Results != nil {
+		list.Content = append(list.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "results"}, rw.Results.YNode())
+	}
+
+	cw := newChunkWriter(rw.Writer)
+	sp := &splicer{w: cw, mark: []byte("\n- " + token + "\n"), insert: func() error {
+		for svc := range out.Services() {
+			var err error
+			if annos, ok := krmAnnotations(svc.Annotations, f); ok {
+				cw.buf, err = encodeServiceItem(cw.buf, svc, annos)
+			} else {
+				cw.buf, err = exactServiceItem(cw.buf, fn.ServiceNode(svc), nodeAnnos)
+			}
+			if err != nil {
+				return err
+			}
+			cw.flushIfFull()
+		}
+		return nil
+	}}
+	enc := yaml.NewEncoder(sp)
+	if err := enc.Encode(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{list}}); err != nil {
+		return err
+	}
+	if err := enc.Close(); err != nil {
+		return err
+	}
+	if err := sp.close(); err != nil {
+		return err
+	}
+	return cw.flush()
+}
+
+// splicer passes what an encoder writes on to w, and where it meets mark
+// (the placeholder item's line, "\n- <token>\n") writes the '\n', then
+// whatever insert writes, then the rest. It holds back only a possible start
+// of the mark.
+type splicer struct {
+	w       *chunkWriter
+	mark    []byte
+	insert  func() error
+	pending []byte
+	found   int
+}
+
+func (s *splicer) Write(p []byte) (int, error) {
+	s.pending = append(s.pending, p...)
+	for {
+		at := bytes.Index(s.pending, s.mark)
+		if at < 0 {
+			break
+		}
+		if s.found++; s.found > 1 {
+			return 0, errPlaceholder
+		}
+		s.w.write(s.pending[:at+1])
+		if err := s.insert(); err != nil {
+			return 0, err
+		}
+		s.pending = s.pending[at+len(s.mark):]
+	}
+	if keep := len(s.mark) - 1; len(s.pending) > keep {
+		s.w.write(s.pending[:len(s.pending)-keep])
+		s.pending = append(s.pending[:0], s.pending[len(s.pending)-keep:]...)
+	}
+	return len(p), s.w.err
+}
+
+func (s *splicer) close() error {
+	s.w.write(s.pending)
+	s.pending = nil
+	if s.found != 1 {
+		return errPlaceholder
+	}
+	return s.w.err
+}
+
+// errPlaceholder cannot happen with a random token; the check stays exact anyway.
+var errPlaceholder = errors.New("internal error: placeholder not found once in the encoded output")
+
+// exactServiceItem reconciles one Service node with kio itself and encodes it
+// as a ResourceList item.
+func exactServiceItem(buf []byte, node *yaml.RNode, nodeAnnos map[string]map[string]string) ([]byte, error) {
+	if err := kio.ReconcileInternalAnnotations([]*yaml.RNode{node}, nodeAnnos); err != nil {
+		return buf, err
+	}
+	if err := yaml.ClearEmptyAnnotations(node); err != nil {
+		return buf, err
+	}
+	return appendEncoded(buf, &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{node.YNode()}})
+}

@@ -1,0 +1,198 @@
+package fastyaml
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	kerrors "sigs.k8s.io/kustomize/kyaml/errors"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// ReadObjects calls each with every node that kio.ByteReader{Reader: data,
+// PreserveSeqIndent: true, SetAnnotations: annotations}.Read() returns, in
+// its order, but decodes one document at a time, so only one document's
+// tree is alive at once (plus what each keeps). Before a document is
+// decoded, its nodes are bounded by counting bytes (NodeBound); a document
+// over maxNodes is refused before anything of it is built.
+//
+// Its errors are *DocumentError when they concern one document: they name
+// the document and the file's own line, where kyaml counts lines from the
+// document's start.
+func ReadObjects(data []byte, annotations map[string]string, maxNodes int, each func(*yaml.RNode) error) error {
+	// ByteReader.Read: one copy with Windows line ends replaced, split at
+	// document separators.
+	input := strings.ReplaceAll(string(data), "\r\n", "\n")
+	values, starts, err := splitDocuments(input)
+	if err != nil {
+		return kerrors.Wrap(err)
+	}
+	for i := range values {
+		if n := NodeBound(values[i]); n > maxNodes {
+			return &DocumentError{Index: i, Line: starts[i], Nodes: n, MaxNodes: maxNodes}
+		}
+	}
+	index := 0
+	for i := range values {
+		// Split eats each document's last '\n', which matters in a literal.
+		if i != len(values)-1 {
+			values[i] += "\n"
+		}
+		node, err := decodeDocument(values[i], index, annotations)
+		if err == io.EOF {
+			continue
+		}
+		if err != nil {
+			return &DocumentError{Index: i, Line: starts[i], Err: err}
+		}
+		if yaml.IsMissingOrNull(node) {
+			continue
+		}
+		meta, err := node.GetMeta()
+		if err != yaml.ErrMissingMetadata && err != nil {
+			return &DocumentError{Index: i, Line: starts[i], Err: err}
+		}
+		// A List or ResourceList alone in its file is unwrapped.
+		if len(values) == 1 && (meta.Kind == kio.ResourceListKind || meta.Kind == "List") &&
+			(node.Field("items") != nil || node.Field("functionConfig") != nil) {
+			if items := node.Field("items"); items != nil {
+				for _, item := range items.Value.Content() {
+					if err := each(yaml.NewRNode(item)); err != nil {
+						return err
+					}
+				}
+			}
+			continue
+		}
+		if err := each(node); err != nil {
+			return err
+		}
+		index++
+	}
+	return nil
+}
+
+// decodeDocument is ByteReader.decode with PreserveSeqIndent and the given
+// annotations.
+func decodeDocument(value string, index int, annotations map[string]string) (*yaml.RNode, error) {
+	node := &yaml.Node{}
+	if err := yaml.NewDecoder(strings.NewReader(value)).Decode(node); err != nil {
+		if err == io.EOF {
+			return nil, io.EOF
+		}
+		return nil, kerrors.WrapPrefixf(err, "MalformedYAMLError")
+	}
+	if yaml.IsYNodeEmptyDoc(node) {
+		return nil, nil
+	}
+	n := yaml.NewRNode(node)
+	if err := kioutil.CopyLegacyAnnotations(n); err != nil {
+		return nil, err
+	}
+	set := make(map[string]string, len(annotations)+3)
+	for k, v := range annotations {
+		set[k] = v
+	}
+	set[kioutil.IndexAnnotation] = strconv.Itoa(index)
+	set[kioutil.LegacyIndexAnnotation] = strconv.Itoa(index)
+	if style := yaml.DeriveSeqIndentStyle(value); style != "" {
+		set[kioutil.SeqIndentAnnotation] = style
+	}
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if _, err := n.Pipe(yaml.SetAnnotation(k, set[k])); err != nil {
+			return nil, kerrors.Wrap(err)
+		}
+	}
+	return n, nil
+}
+
+var separator = regexp.MustCompile(`\n---.*\n`)
+
+// splitDocuments is kio's splitDocuments, also returning the line each
+// document starts on.
+func splitDocuments(s string) (docs []string, lines []int, err error) {
+	if len(s) == 0 {
+		return nil, nil, nil
+	}
+	prev, line := 0, 1
+	for _, loc := range separator.FindAllStringIndex(s, -1) {
+		sep := s[loc[0]:loc[1]]
+		if rest := strings.TrimSpace(sep[4:]); len(rest) > 0 && rest[0] != '#' {
+			return nil, nil, fmt.Errorf("invalid document separator: %s", strings.TrimSpace(sep))
+		}
+		docs, lines = append(docs, s[prev:loc[0]]), append(lines, line)
+		line += strings.Count(s[prev:loc[1]], "\n")
+		prev = loc[1]
+	}
+	return append(docs, s[prev:]), append(lines, line), nil
+}
+
+// NodeBound is an upper bound on the nodes go.yaml.in/yaml/v3 builds for one
+// document, counted on its bytes without parsing, so that a document is
+// refused before its tree (about 170 bytes a node) is built. Every node but
+// the document's own starts a line or follows an indicator: '-', '?' or
+// ':' before a blank, ':' anywhere, '[', '{' or ','. A collection and its
+// first entry, or an implicit key's null value, can both follow one
+// indicator, so each counts twice; one document plus the first node are two
+// more. The bound errs high (text with many colons or commas), never low:
+// the tests hold it against the parser on every golden input and fuzzed
+// documents.
+func NodeBound(doc string) int {
+	n := 2 + 2*(strings.Count(doc, ":")+strings.Count(doc, "[")+strings.Count(doc, "{")+strings.Count(doc, ","))
+	for i := 0; i < len(doc); i++ {
+		switch doc[i] {
+		case '-', '?':
+			if i+1 == len(doc) || doc[i+1] == ' ' || doc[i+1] == '\t' || doc[i+1] == '\n' || doc[i+1] == '\r' {
+				n += 2
+			}
+		case '\n':
+			n++
+		}
+	}
+	return n
+}
+
+// DocumentError is an error in one document of a file: it cannot be read,
+// or it is over the node ceiling.
+type DocumentError struct {
+	Index    int // of the document in the file, from 0
+	Line     int // the file's line the document starts on
+	Err      error
+	Nodes    int // with MaxNodes: the document's bound, over the ceiling
+	MaxNodes int
+}
+
+func (e *DocumentError) Error() string {
+	where := fmt.Sprintf("document %d (from line %d)", e.Index+1, e.Line)
+	if e.Err == nil {
+		return fmt.Sprintf("%s may hold up to %d YAML nodes, over the ceiling of %d per document (--max-document-nodes): split it into smaller documents or files",
+			where, e.Nodes, e.MaxNodes)
+	}
+	return where + ": " + fileLines(e.Err.Error(), e.Line)
+}
+
+func (e *DocumentError) Unwrap() error { return e.Err }
+
+// yamlLine is how go.yaml.in/yaml/v3 names a line: from the document's start.
+var yamlLine = regexp.MustCompile(`\byaml: line (\d+):`)
+
+// fileLines rewrites the parser's line numbers into the file's.
+func fileLines(msg string, start int) string {
+	return yamlLine.ReplaceAllStringFunc(msg, func(m string) string {
+		n, err := strconv.Atoi(yamlLine.FindStringSubmatch(m)[1])
+		if err != nil {
+			return m
+		}
+		return fmt.Sprintf("yaml: line %d:", start+n-1)
+	})
+}
