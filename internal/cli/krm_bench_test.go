@@ -1,9 +1,9 @@
 package cli
 
 import (
-	"github.com/fedlearner/flapp-services/fn"
 	"bytes"
 	"fmt"
+	"github.com/fedlearner/flapp-services/fn"
 	"io"
 	"sync"
 	"testing"
