@@ -44,7 +44,7 @@ func ReadResourceList(rw *kio.ByteReadWriter) (*ResourceList, error) {
 // kept, which is then rl.Items as they came.
 func (rl *ResourceList) Write(kept []*yaml.RNode, out *fn.Output, results framework.Results) error {
 	rw := rl.rw
-	if !fastPath || out == nil || out.ServiceCount() == 0 {
+	if !fastPath || out == nil || len(kept) == 0 {
 		var items []*yaml.RNode
 		if out != nil {
 			items = fn.WithServiceNodes(kept, out.Services())
@@ -151,10 +151,13 @@ func krmAnnotations(m map[string]string, f annotationFormat) (out []annotation, 
 
 // writeResourceList writes what rw.Write(fn.WithServiceNodes(kept,
 // out.Services())) writes after framework.Execute's reconciliation. The
-// wrapper, the kept items, functionConfig and results are encoded by kyaml
-// as one document, with a placeholder item where the Services go; as the
-// encoder's output streams to rw.Writer, the placeholder's line is replaced
-// by the Services.
+// wrapper, functionConfig and results are encoded by kyaml as one document
+// with a single placeholder item; as the encoder's output streams to
+// rw.Writer, the placeholder's line is replaced by the kept items, each
+// encoded by an encoder of its own as a one-item sequence, then the
+// Services. One encoder for all the items would keep an event for every
+// node of the input (go.yaml.in/yaml/v3 never trims its event queue): more
+// than the input's tree itself.
 func writeResourceList(rw *kio.ByteReadWriter, kept []*yaml.RNode, out *fn.Output, f annotationFormat, nodeAnnos map[string]map[string]string) error {
 	if rw.NoWrap || rw.WrappingKind == "" || rw.Style != 0 {
 		return rw.Write(fn.WithServiceNodes(kept, out.Services()))
@@ -169,11 +172,7 @@ func writeResourceList(rw *kio.ByteReadWriter, kept []*yaml.RNode, out *fn.Outpu
 		}
 	}
 	token := placeholder()
-	items := &yaml.Node{Kind: yaml.SequenceNode}
-	for _, n := range kept {
-		items.Content = append(items.Content, n.YNode())
-	}
-	items.Content = append(items.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: token})
+	items := &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: token}}}
 	list := &yaml.Node{
 		Kind: yaml.MappingNode,
 		Content: []*yaml.Node{
@@ -192,6 +191,13 @@ func writeResourceList(rw *kio.ByteReadWriter, kept []*yaml.RNode, out *fn.Outpu
 
 	cw := newChunkWriter(rw.Writer)
 	sp := &splicer{w: cw, mark: []byte("\n- " + token + "\n"), insert: func() error {
+		for _, n := range kept {
+			var err error
+			if cw.buf, err = appendEncoded(cw.buf, &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{n.YNode()}}); err != nil {
+				return err
+			}
+			cw.flushIfFull()
+		}
 		for svc := range out.Services() {
 			var err error
 			if annos, ok := krmAnnotations(svc.Annotations, f); ok {

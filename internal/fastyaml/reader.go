@@ -116,7 +116,7 @@ func decodeDocument(value string, index int, annotations map[string]string) (*ya
 	return n, nil
 }
 
-var separator = regexp.MustCompile(`\n---.*\n`)
+var separatorLine = regexp.MustCompile(`\n---.*\n`)
 
 // splitDocuments is kio's splitDocuments, also returning the line each
 // document starts on.
@@ -125,7 +125,7 @@ func splitDocuments(s string) (docs []string, lines []int, err error) {
 		return nil, nil, nil
 	}
 	prev, line := 0, 1
-	for _, loc := range separator.FindAllStringIndex(s, -1) {
+	for _, loc := range separatorLine.FindAllStringIndex(s, -1) {
 		sep := s[loc[0]:loc[1]]
 		if rest := strings.TrimSpace(sep[4:]); len(rest) > 0 && rest[0] != '#' {
 			return nil, nil, fmt.Errorf("invalid document separator: %s", strings.TrimSpace(sep))

@@ -1,7 +1,6 @@
 package fastyaml
 
 import (
-	"bytes"
 	"io"
 	"slices"
 
@@ -28,19 +27,21 @@ var readerAnnotations = []string{
 // document, by the fast encoder. Nothing reaches the destination before
 // WriteTo: the caller calls it only once the whole run has succeeded.
 type StreamWriter struct {
-	spool spool
-	enc   *yaml.Encoder
-	first *yaml.RNode // held until a second object: kio writes a lone .json object as JSON
-	kept  int
-	nodes []*yaml.RNode // with the fast path off: every object, for kio.ByteWriter
+	spool   spool
+	first   *yaml.RNode // held until a second object: kio writes a lone .json object as JSON
+	kept    int
+	encoded int
+	nodes   []*yaml.RNode // with the fast path off: every object, for kio.ByteWriter
 }
 
 // NewStreamWriter returns an empty render. Close it when done.
-func NewStreamWriter() *StreamWriter {
-	w := &StreamWriter{}
-	w.enc = yaml.NewEncoder(&w.spool)
-	return w
-}
+func NewStreamWriter() *StreamWriter { return &StreamWriter{} }
+
+// documentSeparator is what go.yaml.in/yaml/v3's encoder writes before every
+// document of a stream but the first: its document end leaves the emitter
+// at column 0 with no foot indent, and finish clears open_ended, so nothing
+// else carries from one document to the next.
+const documentSeparator = "---\n"
 
 // Add appends one kept object. The writer takes the node over: it clears the
 // reader annotations on it as kio.ByteWriter does on its copy.
@@ -64,7 +65,10 @@ func (w *StreamWriter) Add(n *yaml.RNode) error {
 	return w.encode(n)
 }
 
-// encode is kio.ByteWriter.Write's loop body for one node of a stream.
+// encode is kio.ByteWriter.Write's loop body for one node of a stream, with
+// an encoder of its own: one encoder for a whole stream keeps every event it
+// ever emitted (go.yaml.in/yaml/v3 never trims its event queue), which is
+// most of what kyaml's ByteWriter holds for a large render.
 func (w *StreamWriter) encode(n *yaml.RNode) error {
 	seqIndent := n.GetAnnotations()[kioutil.SeqIndentAnnotation]
 	for _, a := range []string{kioutil.IndexAnnotation, kioutil.LegacyIndexAnnotation, kioutil.SeqIndentAnnotation} {
@@ -80,13 +84,20 @@ func (w *StreamWriter) encode(n *yaml.RNode) error {
 	if err := yaml.ClearEmptyAnnotations(n); err != nil {
 		return err
 	}
-	if seqIndent == string(yaml.WideSequenceStyle) {
-		w.enc.DefaultSeqIndent()
-	} else {
-		w.enc.CompactSeqIndent()
+	if w.encoded++; w.encoded > 1 {
+		_, _ = w.spool.Write([]byte(documentSeparator))
 	}
-	if err := w.enc.Encode(upWrap(n.Document())); err != nil {
+	enc := yaml.NewEncoder(&w.spool)
+	if seqIndent == string(yaml.WideSequenceStyle) {
+		enc.DefaultSeqIndent()
+	} else {
+		enc.CompactSeqIndent()
+	}
+	if err := enc.Encode(upWrap(n.Document())); err != nil {
 		return kerrors.Wrap(err)
+	}
+	if err := enc.Close(); err != nil {
+		return err
 	}
 	return w.spool.err
 }
@@ -123,41 +134,16 @@ func (w *StreamWriter) WriteTo(dst io.Writer, out *fn.Output) error {
 		}
 		w.first = nil
 	}
+	if err := w.spool.copyTo(dst, w.spool.size); err != nil {
+		return err
+	}
 	if services == 0 {
-		if err := w.enc.Close(); err != nil {
-			return err
-		}
-		return w.spool.copyTo(dst, w.spool.size)
-	}
-	// A placeholder document stands where the Services start, so the
-	// separator before them (and anything the encoder ends a document
-	// with) is the encoder's own; the placeholder itself is not copied.
-	token := placeholder()
-	w.enc.CompactSeqIndent()
-	if err := w.enc.Encode(&yaml.Node{Kind: yaml.ScalarNode, Value: token}); err != nil {
-		return kerrors.Wrap(err)
-	}
-	if err := w.enc.Close(); err != nil {
-		return err
-	}
-	mark := []byte(token + "\n")
-	tail, err := w.spool.tail(len(mark))
-	if err != nil {
-		return err
-	}
-	if !bytes.Equal(tail, mark) {
-		return errPlaceholder
-	}
-	if err := w.spool.copyTo(dst, w.spool.size-int64(len(mark))); err != nil {
-		return err
+		return nil
 	}
 	cw := newChunkWriter(dst)
-	first := true
 	for svc := range out.Services() {
-		if !first {
-			cw.buf = append(cw.buf, "---\n"...)
-		}
-		first = false
+		cw.buf = append(cw.buf, documentSeparator...)
+		var err error
 		if cw.buf, err = encodeServiceDoc(cw.buf, svc, streamAnnotations(svc.Annotations)); err != nil {
 			return err
 		}
