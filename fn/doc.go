@@ -1,15 +1,17 @@
-// Package fn is the KRM function: a ResourceList in, a ResourceList out. It
-// finds the FLApps and the Services it generated earlier among the items,
-// renders fresh Services with package render, replaces and prunes the old
-// ones, and passes everything else through untouched. Every action and every
-// error is a result (results.go); on any error the items come back as they
-// were.
+// Package fn is the KRM processing: items in; the items to keep, the
+// generated Services and the results out. A Run takes the items one at a
+// time and holds a small summary of each FLApp and Service it saw, never
+// the items or the Services: Output yields the Services one at a time,
+// from package render, when the caller writes them. Earlier generated
+// Services are replaced or pruned, foreign ones never touched, everything
+// else passes through. Every action and every error is a result, built by
+// the constructors in results.go.
 //
-// Processor is the function as kyaml's framework sees it (the golden tests
-// run it through framework.Execute); RunKRM is the binary's KRM mode, the
-// same processing written by internal/fastyaml.
+// Processor runs the same as a framework.ResourceListProcessor (the golden
+// tests drive it through framework.Execute); ServiceNode is the reference
+// encoder the fast writer (internal/fastyaml) must match.
 //
-// It must never import internal/cli (the command line uses it, not the
-// other way) nor read files: what it knows of files are the path
-// annotations of the items.
+// It has no stdin, stdout, files or exit codes: those are the command
+// line's (internal/cli). Of this module it imports only render, and nothing
+// under internal/ (layers_test.go holds every package to its rule).
 package fn

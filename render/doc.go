@@ -4,5 +4,5 @@
 //
 // It is pure: typed values in, typed values out. It must never import a YAML
 // library, do I/O, or import another package of this module; the KRM glue
-// (package fn) depends on it, never the other way.
+// (package fn) depends on it, never the other way (layers_test.go checks).
 package render

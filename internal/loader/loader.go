@@ -1,12 +1,3 @@
-// Package loader reads the manifest files of `flapp-services render` from
-// a tree that may belong to anyone who can push a branch. It follows
-// symlinks only while they stay inside the PATH they are reached from, like
-// kustomize's LoadRestrictionsRootOnly, turns symlink loops into errors, and
-// bounds what it reads: a ceiling per file and in total, checked on the
-// files' sizes before anything is read.
-//
-// It knows nothing of YAML or FLApps; it must not import the rest of the
-// module.
 package loader
 
 import (

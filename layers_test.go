@@ -1,0 +1,86 @@
+package main
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/fedlearner/flapp-services"
+
+// layers is the import rule each package's doc.go states: the packages of
+// this module it may import (arrows point down only), and libraries it must
+// not import.
+var layers = map[string]struct {
+	module    []string // packages of this module it may import
+	forbidden []string // import path prefixes it must not use
+}{
+	".":                 {module: []string{"internal/cli"}},
+	"internal/cli":      {module: []string{"fn", "internal/fastyaml", "internal/loader", "render"}},
+	"internal/fastyaml": {module: []string{"fn"}},
+	"internal/loader":   {forbidden: []string{"sigs.k8s.io/kustomize", "go.yaml.in", "gopkg.in/yaml", "sigs.k8s.io/yaml"}},
+	"fn":                {module: []string{"render"}},
+	"render":            {forbidden: []string{"sigs.k8s.io/kustomize", "go.yaml.in", "gopkg.in/yaml", "sigs.k8s.io/yaml", "os", "io", "net"}},
+	"bench/gen":         {module: []string{"bench/benchdata"}},
+	"bench/run":         {},
+	"bench/noop":        {},
+	"bench/benchdata":   {},
+}
+
+// TestImportsPointDown holds every package's non-test imports to its layer:
+// main -> internal/cli -> {internal/fastyaml -> fn, internal/loader} and
+// fn -> render. fn imports nothing under internal/, and nothing imports up.
+func TestImportsPointDown(t *testing.T) {
+	seen := 0
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "test" || d.Name() == "examples") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		dir := filepath.ToSlash(filepath.Dir(path))
+		rule, ok := layers[dir]
+		if !ok {
+			t.Errorf("%s: package %s has no layer in layers_test.go: add one, and state it in its doc.go", path, dir)
+			return nil
+		}
+		seen++
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, spec := range f.Imports {
+			imp, _ := strconv.Unquote(spec.Path.Value)
+			if rest, ok := strings.CutPrefix(imp, module+"/"); ok {
+				if !slices.Contains(rule.module, rest) {
+					t.Errorf("%s imports %s: %s may import only %v of this module", path, imp, dir, rule.module)
+				}
+				continue
+			}
+			for _, bad := range rule.forbidden {
+				if imp == bad || strings.HasPrefix(imp, bad+"/") || strings.HasPrefix(imp, bad) && strings.Contains(bad, ".") {
+					t.Errorf("%s imports %s, which %s must never import", path, imp, dir)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen < 20 {
+		t.Fatalf("only %d files checked", seen)
+	}
+}
