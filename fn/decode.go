@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/fedlearner/flapp-services/render"
+	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -36,9 +37,17 @@ type flappShell struct {
 	} `json:"spec"`
 }
 
-// decodeFLApp turns an FLApp item into the typed FLApp. Its errors are
-// *decodeError: wrong field types are reported with the path of the field,
-// as precisely as encoding/json allows.
+// decodeFLApp turns an FLApp item into the typed FLApp, reading it as the
+// API server and the operator do: keys match field names case-sensitively
+// (sigs.k8s.io/json), and a plain YAML 1.1 boolean (yes, on, ...) in a
+// boolean field is that boolean, as kubectl reads it. A key that differs
+// from a field only by case is an error: Kubernetes would drop it, and the
+// Services would be rendered from a spec that is not the one that runs.
+// Other unknown keys are ignored, so newer FLApps still decode.
+//
+// Its errors are *decodeError with the field's path in apimachinery's
+// notation (spec.flReplicaSpecs[Worker].replicas), as precisely as
+// encoding/json allows for wrong types.
 func decodeFLApp(node *yaml.RNode) (*render.FLApp, error) {
 	// The node itself is decoded: RNode.MarshalJSON would print it as YAML
 	// and parse it again.
@@ -46,18 +55,26 @@ func decodeFLApp(node *yaml.RNode) (*render.FLApp, error) {
 	if err := node.YNode().Decode(&m); err != nil {
 		return nil, &decodeError{"", "not representable as JSON: " + err.Error()}
 	}
+	check := keyCheck{}
+	check.walk(node.YNode(), flappType)
+	if check.err != nil {
+		return nil, check.err
+	}
+	for _, b := range check.bools {
+		b.apply(m)
+	}
 	data, err := json.Marshal(m)
 	if err != nil {
 		return nil, &decodeError{"", "not representable as JSON: " + err.Error()}
 	}
 	var shell flappShell
-	if err := json.Unmarshal(data, &shell); err != nil {
-		return nil, jsonError(err, "")
+	if err := unmarshal(data, &shell, ""); err != nil {
+		return nil, err
 	}
 	app := shell.FLApp
 	if len(shell.Spec.Role) > 0 {
-		if err := json.Unmarshal(shell.Spec.Role, &app.Spec.Role); err != nil {
-			return nil, jsonError(err, "spec.role")
+		if err := unmarshal(shell.Spec.Role, &app.Spec.Role, "spec.role"); err != nil {
+			return nil, err
 		}
 	}
 	if shell.Spec.FLReplicaSpecs != nil {
@@ -65,13 +82,27 @@ func decodeFLApp(node *yaml.RNode) (*render.FLApp, error) {
 		// The first error reported must not depend on map order.
 		for _, name := range slices.Sorted(maps.Keys(shell.Spec.FLReplicaSpecs)) {
 			var spec render.ReplicaSpec
-			if err := json.Unmarshal(shell.Spec.FLReplicaSpecs[name], &spec); err != nil {
-				return nil, jsonError(err, "spec.flReplicaSpecs["+name+"]")
+			if err := unmarshal(shell.Spec.FLReplicaSpecs[name], &spec, "spec.flReplicaSpecs["+name+"]"); err != nil {
+				return nil, err
 			}
 			app.Spec.FLReplicaSpecs[name] = spec
 		}
 	}
 	return &app, nil
+}
+
+// unmarshal decodes as Kubernetes does. Its errors do not say which field
+// failed, so a failure is decoded again by encoding/json for a typed error:
+// the two agree on every input, as keyCheck has refused every key that
+// encoding/json would match regardless of case.
+func unmarshal(data []byte, v any, prefix string) error {
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, v); err == nil {
+		return nil
+	} else if err2 := json.Unmarshal(data, v); err2 != nil {
+		return jsonError(err2, prefix)
+	} else {
+		return jsonError(err, prefix)
+	}
 }
 
 func jsonError(err error, prefix string) *decodeError {
@@ -105,6 +136,8 @@ func kindName(t reflect.Type) string {
 		return "list"
 	case reflect.Map, reflect.Struct:
 		return "object"
+	case reflect.Bool:
+		return "boolean (true or false, unquoted)"
 	}
 	return t.Kind().String()
 }

@@ -1,0 +1,257 @@
+package fn
+
+import (
+	"encoding"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+
+	"github.com/fedlearner/flapp-services/render"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+var (
+	flappType       = reflect.TypeFor[render.FLApp]()
+	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+	textType        = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// yaml11Bools are the plain scalars that YAML 1.1, and so kubectl
+// (sigs.k8s.io/yaml), reads as booleans while YAML 1.2 (kyaml) reads them as
+// strings. true and false in any case are booleans in both.
+var yaml11Bools = map[string]bool{
+	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true, "on": true, "On": true, "ON": true,
+	"n": false, "N": false, "no": false, "No": false, "NO": false, "off": false, "Off": false, "OFF": false,
+}
+
+// keyCheck walks an FLApp's YAML beside its Go type. It finds the first key
+// (in path order) that differs from a field of its object only by case, and
+// the plain YAML 1.1 booleans in boolean fields. It never looks into objects
+// the type does not know (peerSpecs, status, ...).
+type keyCheck struct {
+	steps []pathStep
+	err   *decodeError
+	bools []boolAt
+}
+
+// pathStep is a struct field or map key (key) or a list index (index >= 0).
+type pathStep struct {
+	key   string
+	index int
+	field bool
+}
+
+func (c *keyCheck) walk(n *yaml.Node, t reflect.Type) {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Bool && opaque(t) {
+		return
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			return
+		}
+		fields := fieldsOf(t)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key, value := n.Content[i].Value, n.Content[i+1]
+			if key == "<<" && n.Content[i].ShortTag() == "!!merge" {
+				c.walkMerge(value, t)
+				continue
+			}
+			if ft, ok := fields.types[key]; ok {
+				c.steps = append(c.steps, pathStep{key: key, index: -1, field: true})
+				c.walk(value, ft)
+				c.steps = c.steps[:len(c.steps)-1]
+				continue
+			}
+			for _, name := range fields.names {
+				if strings.EqualFold(key, name) {
+					c.caseVariant(key, name)
+					break
+				}
+			}
+		}
+	case reflect.Map:
+		if n.Kind != yaml.MappingNode || t.Key().Kind() != reflect.String {
+			return
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			c.steps = append(c.steps, pathStep{key: n.Content[i].Value, index: -1})
+			c.walk(n.Content[i+1], t.Elem())
+			c.steps = c.steps[:len(c.steps)-1]
+		}
+	case reflect.Slice, reflect.Array:
+		if n.Kind != yaml.SequenceNode {
+			return
+		}
+		for i, item := range n.Content {
+			c.steps = append(c.steps, pathStep{index: i})
+			c.walk(item, t.Elem())
+			c.steps = c.steps[:len(c.steps)-1]
+		}
+	case reflect.Bool:
+		if n.Kind != yaml.ScalarNode || n.Style != 0 || n.ShortTag() != "!!str" {
+			return
+		}
+		if b, ok := yaml11Bools[n.Value]; ok {
+			c.bools = append(c.bools, boolAt{steps: append([]pathStep(nil), c.steps...), from: n.Value, value: b})
+		}
+	default:
+	}
+}
+
+// walkMerge walks the mappings a merge key (<<) brings into an object.
+func (c *keyCheck) walkMerge(n *yaml.Node, t reflect.Type) {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if n.Kind == yaml.SequenceNode {
+		for _, item := range n.Content {
+			c.walk(item, t)
+		}
+		return
+	}
+	c.walk(n, t)
+}
+
+// caseVariant records key, a case variant of the field name; the error
+// kept is the first in path order, so it does not depend on key order.
+func (c *keyCheck) caseVariant(key, name string) {
+	path := c.path(key)
+	if c.err != nil && c.err.path <= path {
+		return
+	}
+	c.err = &decodeError{path, fmt.Sprintf(
+		"unknown field %q: field names are case-sensitive, write %q (the API server drops %q and the operator never reads it)",
+		key, name, key)}
+}
+
+// path is the current path, then key, in apimachinery's notation.
+func (c *keyCheck) path(key string) string {
+	var p *field.Path
+	for _, s := range c.steps {
+		switch {
+		case p == nil:
+			p = field.NewPath(s.key)
+		case s.field:
+			p = p.Child(s.key)
+		case s.index >= 0:
+			p = p.Index(s.index)
+		default:
+			p = p.Key(s.key)
+		}
+	}
+	if p == nil {
+		return key
+	}
+	return p.Child(key).String()
+}
+
+// boolAt is a plain YAML 1.1 boolean, from, at a path of a boolean field.
+type boolAt struct {
+	steps []pathStep
+	from  string
+	value bool
+}
+
+// apply sets the boolean in the decoded object, where the value is still
+// the string read (a merge key may have brought one that its object overrides).
+func (b boolAt) apply(v any) {
+	last := len(b.steps) - 1
+	for i, s := range b.steps {
+		if s.index >= 0 {
+			list, ok := v.([]any)
+			if !ok || s.index >= len(list) {
+				return
+			}
+			if i == last {
+				if list[s.index] == b.from {
+					list[s.index] = b.value
+				}
+				return
+			}
+			v = list[s.index]
+			continue
+		}
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		if i == last {
+			if obj[s.key] == b.from {
+				obj[s.key] = b.value
+			}
+			return
+		}
+		v = obj[s.key]
+	}
+}
+
+// opaque types decode themselves (Quantity, IntOrString, Time): their keys
+// are not fields.
+func opaque(t reflect.Type) bool {
+	if t.Kind() == reflect.Interface {
+		return true
+	}
+	pt := reflect.PointerTo(t)
+	return t.Implements(unmarshalerType) || pt.Implements(unmarshalerType) ||
+		t.Implements(textType) || pt.Implements(textType)
+}
+
+// structFields are the JSON field names of a struct type, embedded structs
+// included as encoding/json promotes them.
+type structFields struct {
+	types map[string]reflect.Type
+	names []string
+}
+
+var fieldCache sync.Map // reflect.Type -> *structFields
+
+func fieldsOf(t reflect.Type) *structFields {
+	if f, ok := fieldCache.Load(t); ok {
+		return f.(*structFields)
+	}
+	f := &structFields{types: map[string]reflect.Type{}}
+	collectFields(t, f)
+	fieldCache.Store(t, f)
+	return f
+}
+
+func collectFields(t reflect.Type, f *structFields) {
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		tag := sf.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if sf.Anonymous && name == "" {
+			ft := sf.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				collectFields(ft, f)
+				continue
+			}
+		}
+		if !sf.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = sf.Name
+		}
+		if _, dup := f.types[name]; !dup {
+			f.types[name] = sf.Type
+			f.names = append(f.names, name)
+		}
+	}
+}
