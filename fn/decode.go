@@ -55,8 +55,8 @@ func decodeFLApp(node *yaml.RNode) (*render.FLApp, error) {
 	if err := node.YNode().Decode(&m); err != nil {
 		return nil, &decodeError{"", "not representable as JSON: " + err.Error()}
 	}
-	check := keyCheck{}
-	check.walk(node.YNode(), flappType)
+	check := keyCheck{steps: make([]pathStep, 0, 16)}
+	check.walk(node.YNode(), flappTypeInfo)
 	if check.err != nil {
 		return nil, check.err
 	}

@@ -44,72 +44,67 @@ type pathStep struct {
 	field bool
 }
 
-func (c *keyCheck) walk(n *yaml.Node, t reflect.Type) {
+func (c *keyCheck) walk(n *yaml.Node, t *typeInfo) {
 	for n.Kind == yaml.AliasNode && n.Alias != nil {
 		n = n.Alias
 	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t.Kind() != reflect.Bool && opaque(t) {
-		return
-	}
-	switch t.Kind() {
-	case reflect.Struct:
+	switch t.kind {
+	case kindStruct:
 		if n.Kind != yaml.MappingNode {
 			return
 		}
-		fields := fieldsOf(t)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			key, value := n.Content[i].Value, n.Content[i+1]
 			if key == "<<" && n.Content[i].ShortTag() == "!!merge" {
 				c.walkMerge(value, t)
 				continue
 			}
-			if ft, ok := fields.types[key]; ok {
+			if ft, ok := t.fields[key]; ok {
+				if ft.kind == kindOther {
+					continue
+				}
 				c.steps = append(c.steps, pathStep{key: key, index: -1, field: true})
 				c.walk(value, ft)
 				c.steps = c.steps[:len(c.steps)-1]
 				continue
 			}
-			for _, name := range fields.names {
+			for _, name := range t.names {
 				if strings.EqualFold(key, name) {
 					c.caseVariant(key, name)
 					break
 				}
 			}
 		}
-	case reflect.Map:
-		if n.Kind != yaml.MappingNode || t.Key().Kind() != reflect.String {
+	case kindMap:
+		if n.Kind != yaml.MappingNode {
 			return
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			c.steps = append(c.steps, pathStep{key: n.Content[i].Value, index: -1})
-			c.walk(n.Content[i+1], t.Elem())
+			c.walk(n.Content[i+1], t.elem)
 			c.steps = c.steps[:len(c.steps)-1]
 		}
-	case reflect.Slice, reflect.Array:
+	case kindList:
 		if n.Kind != yaml.SequenceNode {
 			return
 		}
 		for i, item := range n.Content {
 			c.steps = append(c.steps, pathStep{index: i})
-			c.walk(item, t.Elem())
+			c.walk(item, t.elem)
 			c.steps = c.steps[:len(c.steps)-1]
 		}
-	case reflect.Bool:
+	case kindBool:
 		if n.Kind != yaml.ScalarNode || n.Style != 0 || n.ShortTag() != "!!str" {
 			return
 		}
 		if b, ok := yaml11Bools[n.Value]; ok {
 			c.bools = append(c.bools, boolAt{steps: append([]pathStep(nil), c.steps...), from: n.Value, value: b})
 		}
-	default:
 	}
 }
 
 // walkMerge walks the mappings a merge key (<<) brings into an object.
-func (c *keyCheck) walkMerge(n *yaml.Node, t reflect.Type) {
+func (c *keyCheck) walkMerge(n *yaml.Node, t *typeInfo) {
 	for n.Kind == yaml.AliasNode && n.Alias != nil {
 		n = n.Alias
 	}
@@ -206,26 +201,68 @@ func opaque(t reflect.Type) bool {
 		t.Implements(textType) || pt.Implements(textType)
 }
 
-// structFields are the JSON field names of a struct type, embedded structs
-// included as encoding/json promotes them.
-type structFields struct {
-	types map[string]reflect.Type
-	names []string
+// typeInfo is what the walk needs of a Go type, worked out once per type.
+type typeInfo struct {
+	kind   typeKind
+	fields map[string]*typeInfo // kindStruct: by JSON name
+	names  []string             // kindStruct: the JSON names
+	elem   *typeInfo            // kindMap, kindList
 }
 
-var fieldCache sync.Map // reflect.Type -> *structFields
+type typeKind int
 
-func fieldsOf(t reflect.Type) *structFields {
-	if f, ok := fieldCache.Load(t); ok {
-		return f.(*structFields)
+const (
+	kindOther  typeKind = iota // scalars, and opaque types: nothing to check inside
+	kindStruct                 // JSON object with fields
+	kindMap                    // JSON object with string keys
+	kindList
+	kindBool
+)
+
+var (
+	typeInfoMu sync.Mutex
+	typeInfos  = map[reflect.Type]*typeInfo{}
+	flappTypeInfo  = infoOf(flappType)
+)
+
+// infoOf is the typeInfo of t. Recursive types are fine: a type's entry is
+// stored before its fields are worked out.
+func infoOf(t reflect.Type) *typeInfo {
+	typeInfoMu.Lock()
+	defer typeInfoMu.Unlock()
+	return infoLocked(t)
+}
+
+func infoLocked(t reflect.Type) *typeInfo {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
 	}
-	f := &structFields{types: map[string]reflect.Type{}}
-	collectFields(t, f)
-	fieldCache.Store(t, f)
-	return f
+	if ti, ok := typeInfos[t]; ok {
+		return ti
+	}
+	ti := &typeInfo{}
+	typeInfos[t] = ti
+	switch {
+	case opaque(t):
+	case t.Kind() == reflect.Bool:
+		ti.kind = kindBool
+	case t.Kind() == reflect.Struct:
+		ti.kind = kindStruct
+		ti.fields = map[string]*typeInfo{}
+		collectFields(t, ti)
+	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String:
+		ti.kind = kindMap
+		ti.elem = infoLocked(t.Elem())
+	case t.Kind() == reflect.Slice || t.Kind() == reflect.Array:
+		ti.kind = kindList
+		ti.elem = infoLocked(t.Elem())
+	}
+	return ti
 }
 
-func collectFields(t reflect.Type, f *structFields) {
+// collectFields adds the JSON fields of struct t, embedded structs included
+// as encoding/json promotes them.
+func collectFields(t reflect.Type, ti *typeInfo) {
 	for i := range t.NumField() {
 		sf := t.Field(i)
 		tag := sf.Tag.Get("json")
@@ -239,7 +276,7 @@ func collectFields(t reflect.Type, f *structFields) {
 				ft = ft.Elem()
 			}
 			if ft.Kind() == reflect.Struct {
-				collectFields(ft, f)
+				collectFields(ft, ti)
 				continue
 			}
 		}
@@ -249,9 +286,9 @@ func collectFields(t reflect.Type, f *structFields) {
 		if name == "" {
 			name = sf.Name
 		}
-		if _, dup := f.types[name]; !dup {
-			f.types[name] = sf.Type
-			f.names = append(f.names, name)
+		if _, dup := ti.fields[name]; !dup {
+			ti.fields[name] = infoLocked(sf.Type)
+			ti.names = append(ti.names, name)
 		}
 	}
 }
