@@ -220,9 +220,9 @@ const (
 )
 
 var (
-	typeInfoMu sync.Mutex
-	typeInfos  = map[reflect.Type]*typeInfo{}
-	flappTypeInfo  = infoOf(flappType)
+	typeInfoMu    sync.Mutex
+	typeInfos     = map[reflect.Type]*typeInfo{}
+	flappTypeInfo = infoOf(flappType)
 )
 
 // infoOf is the typeInfo of t. Recursive types are fine: a type's entry is
