@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/fedlearner/flapp-services/render"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -18,6 +19,10 @@ import (
 // path ("" for the whole object).
 type decodeError struct {
 	path, msg string
+	// A wrong type's JSON path as encoding/json gives it (no list indices)
+	// and the JSON kind found, for withIndices.
+	jsonPath []string
+	got      string
 }
 
 func (e *decodeError) Error() string {
@@ -53,7 +58,7 @@ func decodeFLApp(node *yaml.RNode) (*render.FLApp, error) {
 	// and parse it again.
 	var m map[string]any
 	if err := node.YNode().Decode(&m); err != nil {
-		return nil, &decodeError{"", "not representable as JSON: " + err.Error()}
+		return nil, &decodeError{msg: "not representable as JSON: " + err.Error()}
 	}
 	check := keyCheck{steps: make([]pathStep, 0, 16)}
 	check.walk(node.YNode(), flappTypeInfo)
@@ -65,16 +70,16 @@ func decodeFLApp(node *yaml.RNode) (*render.FLApp, error) {
 	}
 	data, err := json.Marshal(m)
 	if err != nil {
-		return nil, &decodeError{"", "not representable as JSON: " + err.Error()}
+		return nil, &decodeError{msg: "not representable as JSON: " + err.Error()}
 	}
 	var shell flappShell
-	if err := unmarshal(data, &shell, ""); err != nil {
-		return nil, err
+	if err := unmarshal(data, &shell, nil); err != nil {
+		return nil, withIndices(node.YNode(), err)
 	}
 	app := shell.FLApp
 	if len(shell.Spec.Role) > 0 {
-		if err := unmarshal(shell.Spec.Role, &app.Spec.Role, "spec.role"); err != nil {
-			return nil, err
+		if err := unmarshal(shell.Spec.Role, &app.Spec.Role, []string{"spec", "role"}); err != nil {
+			return nil, withIndices(node.YNode(), err)
 		}
 	}
 	if shell.Spec.FLReplicaSpecs != nil {
@@ -82,8 +87,8 @@ func decodeFLApp(node *yaml.RNode) (*render.FLApp, error) {
 		// The first error reported must not depend on map order.
 		for _, name := range slices.Sorted(maps.Keys(shell.Spec.FLReplicaSpecs)) {
 			var spec render.ReplicaSpec
-			if err := unmarshal(shell.Spec.FLReplicaSpecs[name], &spec, "spec.flReplicaSpecs["+name+"]"); err != nil {
-				return nil, err
+			if err := unmarshal(shell.Spec.FLReplicaSpecs[name], &spec, []string{"spec", "flReplicaSpecs", name}); err != nil {
+				return nil, withIndices(node.YNode(), err)
 			}
 			app.Spec.FLReplicaSpecs[name] = spec
 		}
@@ -95,7 +100,7 @@ func decodeFLApp(node *yaml.RNode) (*render.FLApp, error) {
 // failed, so a failure is decoded again by encoding/json for a typed error:
 // the two agree on every input, as keyCheck has refused every key that
 // encoding/json would match regardless of case.
-func unmarshal(data []byte, v any, prefix string) error {
+func unmarshal(data []byte, v any, prefix []string) *decodeError {
 	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, v); err == nil {
 		return nil
 	} else if err2 := json.Unmarshal(data, v); err2 != nil {
@@ -105,23 +110,34 @@ func unmarshal(data []byte, v any, prefix string) error {
 	}
 }
 
-func jsonError(err error, prefix string) *decodeError {
+// jsonError is err at the path prefix (JSON names; the last one may be a
+// replica type, a map key).
+func jsonError(err error, prefix []string) *decodeError {
+	path := prefixPath(prefix)
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &typeErr) {
-		path := prefix
+		jsonPath := slices.Clone(prefix)
 		// Fields of the embedded FLApp are reported as "FLApp.metadata...".
-		typeErr.Field = strings.TrimPrefix(typeErr.Field, "FLApp.")
-		if typeErr.Field != "" {
+		if f := strings.TrimPrefix(typeErr.Field, "FLApp."); f != "" {
 			if path != "" {
 				path += "."
 			}
-			path += typeErr.Field
+			path += f
+			jsonPath = append(jsonPath, strings.Split(f, ".")...)
 		}
-		return &decodeError{path, fmt.Sprintf("wrong type: got %s, want %s", typeErr.Value, kindName(typeErr.Type))}
+		return &decodeError{path: path, msg: fmt.Sprintf("wrong type: got %s, want %s", typeErr.Value, kindName(typeErr.Type)),
+			jsonPath: jsonPath, got: typeErr.Value}
 	}
 	msg := err.Error()
 	msg = strings.TrimPrefix(msg, "json: ")
-	return &decodeError{prefix, msg}
+	return &decodeError{path: path, msg: msg}
+}
+
+func prefixPath(prefix []string) string {
+	if len(prefix) == 3 { // spec.flReplicaSpecs[<type>]
+		return field.NewPath(prefix[0], prefix[1]).Key(prefix[2]).String()
+	}
+	return strings.Join(prefix, ".")
 }
 
 // kindName says a Go type the way a manifest author thinks of it.

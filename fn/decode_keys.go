@@ -124,7 +124,7 @@ func (c *keyCheck) caseVariant(key, name string) {
 	if c.err != nil && c.err.path <= path {
 		return
 	}
-	c.err = &decodeError{path, fmt.Sprintf(
+	c.err = &decodeError{path: path, msg: fmt.Sprintf(
 		"unknown field %q: field names are case-sensitive, write %q (the API server drops %q and the operator never reads it)",
 		key, name, key)}
 }
@@ -291,4 +291,99 @@ func collectFields(t reflect.Type, ti *typeInfo) {
 			ti.names = append(ti.names, name)
 		}
 	}
+}
+
+// withIndices gives a wrong type's error the full path of the field in
+// apimachinery's notation, list indices and map keys included
+// (spec.flReplicaSpecs[Worker].template.spec.containers[1].ports[0].containerPort):
+// encoding/json names only the fields. The field is the first node, in
+// document order, on that path whose JSON kind is the one reported.
+func withIndices(root *yaml.Node, de *decodeError) *decodeError {
+	if de.jsonPath == nil {
+		return de
+	}
+	if p := locate(root, flappTypeInfo, nil, de.jsonPath, de.got); p != nil {
+		de.path = p.String()
+	}
+	return de
+}
+
+func locate(n *yaml.Node, t *typeInfo, p *field.Path, segs []string, got string) *field.Path {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if n.Kind == yaml.SequenceNode && t.kind == kindList {
+		for i, item := range n.Content {
+			if found := locate(item, t.elem, p.Index(i), segs, got); found != nil {
+				return found
+			}
+		}
+		return nil
+	}
+	if len(segs) == 0 {
+		if kind := jsonKind(n); kind != "" && strings.HasPrefix(got, kind) {
+			return p
+		}
+		if n.Kind == yaml.MappingNode && t.kind == kindMap { // encoding/json leaves out map keys too
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if found := locate(n.Content[i+1], t.elem, p.Key(n.Content[i].Value), nil, got); found != nil {
+					return found
+				}
+			}
+		}
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key := n.Content[i].Value
+		if key != segs[0] {
+			continue
+		}
+		var next *field.Path
+		var nt *typeInfo
+		switch {
+		case t.kind == kindStruct && t.fields[key] != nil:
+			nt = t.fields[key]
+			next = child(p, key)
+		case t.kind == kindMap:
+			nt = t.elem
+			next = p.Key(key)
+		default:
+			return nil
+		}
+		if found := locate(n.Content[i+1], nt, next, segs[1:], got); found != nil {
+			return found
+		}
+	}
+	return nil
+}
+
+func child(p *field.Path, name string) *field.Path {
+	if p == nil {
+		return field.NewPath(name)
+	}
+	return p.Child(name)
+}
+
+// jsonKind is how encoding/json names the kind of JSON value n becomes.
+func jsonKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "object"
+	case yaml.SequenceNode:
+		return "array"
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case "!!int", "!!float":
+			return "number"
+		case "!!bool":
+			return "bool"
+		case "!!null":
+			return "null"
+		}
+		return "string"
+	}
+	return ""
 }

@@ -23,6 +23,19 @@ func TestDecodeFLAppErrors(t *testing.T) {
 		},
 		"role not a string":      {input: "spec: {role: [Leader]}", path: "spec.role", msg: "wrong type: got array, want string"},
 		"metadata not an object": {input: "metadata: 5", path: "metadata", msg: "wrong type: got number, want object"},
+		"a wrong type in a list: the path has the indices": {
+			input: "spec: {flReplicaSpecs: {Worker: {template: {spec: {containers: [{name: a, ports: [{containerPort: 1}]}, " +
+				"{name: tensorflow, ports: [{containerPort: 1}, {containerPort: x}]}]}}}}}",
+			path: "spec.flReplicaSpecs[Worker].template.spec.containers[1].ports[1].containerPort", msg: "wrong type: got string, want integer",
+		},
+		"a wrong type in a map: the key in brackets": {
+			input: "metadata: {name: a, labels: {ok: v, app.kubernetes.io/name: [x]}}",
+			path:  "metadata.labels[app.kubernetes.io/name]", msg: "wrong type: got array, want string",
+		},
+		"a wrong type in a list of lists": {
+			input: "spec: {flReplicaSpecs: {Worker: {template: {spec: {containers: [{name: a, command: [ok, 5]}]}}}}}",
+			path:  "spec.flReplicaSpecs[Worker].template.spec.containers[0].command[1]", msg: "wrong type: got number, want string",
+		},
 		"quoted yes is a string, as kubectl reads it": {
 			input: `spec: {flReplicaSpecs: {Worker: {pair: "yes"}}}`,
 			path:  "spec.flReplicaSpecs[Worker].pair", msg: "wrong type: got string, want boolean (true or false, unquoted)",
