@@ -101,13 +101,14 @@ func decodeFLApp(node *yaml.RNode) (*render.FLApp, error) {
 // the two agree on every input, as keyCheck has refused every key that
 // encoding/json would match regardless of case.
 func unmarshal(data []byte, v any, prefix []string) *decodeError {
-	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, v); err == nil {
+	err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, v)
+	if err == nil {
 		return nil
-	} else if err2 := json.Unmarshal(data, v); err2 != nil {
-		return jsonError(err2, prefix)
-	} else {
-		return jsonError(err, prefix)
 	}
+	if typed := json.Unmarshal(data, v); typed != nil {
+		return jsonError(typed, prefix)
+	}
+	return jsonError(err, prefix)
 }
 
 // jsonError is err at the path prefix (JSON names; the last one may be a

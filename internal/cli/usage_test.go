@@ -143,7 +143,7 @@ func TestKRMModeOnATerminal(t *testing.T) {
 	assert.Empty(t, out.String())
 	assert.Contains(t, errOut.String(), "stdin is a terminal, not a ResourceList")
 	assert.Contains(t, errOut.String(), "flapp-services < resource-list.yaml")
-	assert.Contains(t, errOut.String(), "Run 'flapp-services --help' for usage.")
+	assert.Contains(t, errOut.String(), "Run 'flapp-services --help' for usage")
 
 	r, w, err := os.Pipe()
 	require.NoError(t, err)
