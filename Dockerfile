@@ -19,9 +19,8 @@ ARG TARGETARCH
 ARG VERSION=dev
 ARG REVISION=unknown
 ARG SOURCE=https://github.com/fedlearner/flapp-services
-# SPDX expression of the project's license. The repository has no LICENSE file
-# yet, so the image asserts none; set this when one is added.
-ARG LICENSES=NOASSERTION
+# SPDX expression of the project's license (LICENSE).
+ARG LICENSES=Apache-2.0
 
 LABEL org.opencontainers.image.title="flapp-services" \
       org.opencontainers.image.description="KRM function: the Services of fedlearner FLApps" \

@@ -105,9 +105,11 @@ lint: $(GOLANGCI) $(GOLANGCI_GO127) $(ACTIONLINT)
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
-## demo: build and render the bundled two-party example.
-demo: build
-	./$(BIN) render examples/basic
+## demo: build and render the bundled two-party example. Its stdout is only the
+## rendered YAML (make demo > all.yaml is a valid file): the build runs silently.
+demo:
+	@$(MAKE) --no-print-directory -s build
+	@$(BIN) render examples/basic
 
 clean:
 	rm -rf bin

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/fedlearner/flapp-services/render"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -17,6 +19,10 @@ import (
 // path ("" for the whole object).
 type decodeError struct {
 	path, msg string
+	// A wrong type's JSON path as encoding/json gives it (no list indices)
+	// and the JSON kind found, for withIndices.
+	jsonPath []string
+	got      string
 }
 
 func (e *decodeError) Error() string {
@@ -36,28 +42,44 @@ type flappShell struct {
 	} `json:"spec"`
 }
 
-// decodeFLApp turns an FLApp item into the typed FLApp. Its errors are
-// *decodeError: wrong field types are reported with the path of the field,
-// as precisely as encoding/json allows.
+// decodeFLApp turns an FLApp item into the typed FLApp, reading it as the
+// API server and the operator do: keys match field names case-sensitively
+// (sigs.k8s.io/json), and a plain YAML 1.1 boolean (yes, on, ...) in a
+// boolean field is that boolean, as kubectl reads it. A key that differs
+// from a field only by case is an error: Kubernetes would drop it, and the
+// Services would be rendered from a spec that is not the one that runs.
+// Other unknown keys are ignored, so newer FLApps still decode.
+//
+// Its errors are *decodeError with the field's path in apimachinery's
+// notation (spec.flReplicaSpecs[Worker].replicas), as precisely as
+// encoding/json allows for wrong types.
 func decodeFLApp(node *yaml.RNode) (*render.FLApp, error) {
 	// The node itself is decoded: RNode.MarshalJSON would print it as YAML
 	// and parse it again.
 	var m map[string]any
 	if err := node.YNode().Decode(&m); err != nil {
-		return nil, &decodeError{"", "not representable as JSON: " + err.Error()}
+		return nil, &decodeError{msg: "not representable as JSON: " + err.Error()}
+	}
+	check := keyCheck{steps: make([]pathStep, 0, 16)}
+	check.walk(node.YNode(), flappTypeInfo)
+	if check.err != nil {
+		return nil, check.err
+	}
+	for _, b := range check.bools {
+		b.apply(m)
 	}
 	data, err := json.Marshal(m)
 	if err != nil {
-		return nil, &decodeError{"", "not representable as JSON: " + err.Error()}
+		return nil, &decodeError{msg: "not representable as JSON: " + err.Error()}
 	}
 	var shell flappShell
-	if err := json.Unmarshal(data, &shell); err != nil {
-		return nil, jsonError(err, "")
+	if err := unmarshal(data, &shell, nil); err != nil {
+		return nil, withIndices(node.YNode(), err)
 	}
 	app := shell.FLApp
 	if len(shell.Spec.Role) > 0 {
-		if err := json.Unmarshal(shell.Spec.Role, &app.Spec.Role); err != nil {
-			return nil, jsonError(err, "spec.role")
+		if err := unmarshal(shell.Spec.Role, &app.Spec.Role, []string{"spec", "role"}); err != nil {
+			return nil, withIndices(node.YNode(), err)
 		}
 	}
 	if shell.Spec.FLReplicaSpecs != nil {
@@ -65,8 +87,8 @@ func decodeFLApp(node *yaml.RNode) (*render.FLApp, error) {
 		// The first error reported must not depend on map order.
 		for _, name := range slices.Sorted(maps.Keys(shell.Spec.FLReplicaSpecs)) {
 			var spec render.ReplicaSpec
-			if err := json.Unmarshal(shell.Spec.FLReplicaSpecs[name], &spec); err != nil {
-				return nil, jsonError(err, "spec.flReplicaSpecs["+name+"]")
+			if err := unmarshal(shell.Spec.FLReplicaSpecs[name], &spec, []string{"spec", "flReplicaSpecs", name}); err != nil {
+				return nil, withIndices(node.YNode(), err)
 			}
 			app.Spec.FLReplicaSpecs[name] = spec
 		}
@@ -74,23 +96,49 @@ func decodeFLApp(node *yaml.RNode) (*render.FLApp, error) {
 	return &app, nil
 }
 
-func jsonError(err error, prefix string) *decodeError {
+// unmarshal decodes as Kubernetes does. Its errors do not say which field
+// failed, so a failure is decoded again by encoding/json for a typed error:
+// the two agree on every input, as keyCheck has refused every key that
+// encoding/json would match regardless of case.
+func unmarshal(data []byte, v any, prefix []string) *decodeError {
+	err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, v)
+	if err == nil {
+		return nil
+	}
+	if typed := json.Unmarshal(data, v); typed != nil {
+		return jsonError(typed, prefix)
+	}
+	return jsonError(err, prefix)
+}
+
+// jsonError is err at the path prefix (JSON names; the last one may be a
+// replica type, a map key).
+func jsonError(err error, prefix []string) *decodeError {
+	path := prefixPath(prefix)
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &typeErr) {
-		path := prefix
+		jsonPath := slices.Clone(prefix)
 		// Fields of the embedded FLApp are reported as "FLApp.metadata...".
-		typeErr.Field = strings.TrimPrefix(typeErr.Field, "FLApp.")
-		if typeErr.Field != "" {
+		if f := strings.TrimPrefix(typeErr.Field, "FLApp."); f != "" {
 			if path != "" {
 				path += "."
 			}
-			path += typeErr.Field
+			path += f
+			jsonPath = append(jsonPath, strings.Split(f, ".")...)
 		}
-		return &decodeError{path, fmt.Sprintf("wrong type: got %s, want %s", typeErr.Value, kindName(typeErr.Type))}
+		return &decodeError{path: path, msg: fmt.Sprintf("wrong type: got %s, want %s", typeErr.Value, kindName(typeErr.Type)),
+			jsonPath: jsonPath, got: typeErr.Value}
 	}
 	msg := err.Error()
 	msg = strings.TrimPrefix(msg, "json: ")
-	return &decodeError{prefix, msg}
+	return &decodeError{path: path, msg: msg}
+}
+
+func prefixPath(prefix []string) string {
+	if len(prefix) == 3 { // spec.flReplicaSpecs[<type>]
+		return field.NewPath(prefix[0], prefix[1]).Key(prefix[2]).String()
+	}
+	return strings.Join(prefix, ".")
 }
 
 // kindName says a Go type the way a manifest author thinks of it.
@@ -105,6 +153,8 @@ func kindName(t reflect.Type) string {
 		return "list"
 	case reflect.Map, reflect.Struct:
 		return "object"
+	case reflect.Bool:
+		return "boolean (true or false, unquoted)"
 	}
 	return t.Kind().String()
 }

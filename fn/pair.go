@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fedlearner/flapp-services/render"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 )
 
@@ -51,7 +52,8 @@ func comparePair(leader, follower *flapp) framework.Results {
 		if l == f {
 			continue
 		}
-		results = append(results, pairWarning(follower, "spec.flReplicaSpecs."+t+".replicas", fmt.Sprintf(
+		path := field.NewPath("spec", "flReplicaSpecs").Key(t).Child("replicas").String()
+		results = append(results, pairWarning(follower, path, fmt.Sprintf(
 			"paired replica type %s has %s in Leader FLApp %s but %s in Follower FLApp %s: "+
 				"the operator pairs them one to one and the leader waits for the follower until both counts are equal",
 			t, replicaCount(l), objectKey{leader.app.Namespace, leader.app.Name},

@@ -32,6 +32,7 @@ func Main(version string, args []string, stdin io.Reader, stdout, stderr io.Writ
 
 // newCommand builds the flapp-services command line.
 func newCommand(version string) *cobra.Command {
+	version = binaryVersion(version)
 	root := &cobra.Command{
 		Use:   "flapp-services",
 		Short: "Render the Kubernetes Services of fedlearner FLApps as plain manifests",
@@ -45,10 +46,13 @@ whether a directory is the render's job. Any error exits non-zero without a part
 render. Configuration, integrations and examples: ` + readme,
 		Example: `  flapp-services < resource-list.yaml
   flapp-services render apps/ > rendered/all.yaml`,
-		Args:          cobra.NoArgs,
+		Args:          noArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := refuseTerminal(cmd.InOrStdin()); err != nil {
+				return err
+			}
 			return RunKRM(cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -83,7 +87,7 @@ stdout and the exit code is 1. Details: ` + readme,
 	renderCmd.Flags().StringVar(&opts.Config, "config", "", "function config file: a ConfigMap or a FLAppServices object")
 	renderCmd.Flags().StringVar(&opts.OwnerReferences, "owner-references", "", "owner-reference policy, overriding the config: IfKnown, Required or Never")
 	renderCmd.Flags().StringVar(&opts.Check, "check", "", "compare the render with this file instead of printing it; exit 1 with a diff when they differ")
-	renderCmd.Flags().Int64Var(&opts.MaxServices, "max-services", 0, fmt.Sprintf("most Services one run may generate, overriding the config's maxServices (default %d)", fn.DefaultMaxServices))
+	renderCmd.Flags().Int64Var(&opts.MaxServices, "max-services", 0, fmt.Sprintf("most Services one run may generate; when unset, the config's maxServices applies (default %d)", fn.DefaultMaxServices))
 	renderCmd.Flags().StringVar(&opts.LoadRestrictor, "load-restrictor", string(loader.RootOnly),
 		fmt.Sprintf("%s: follow symlinks only while they stay inside the PATH they are reached from; %s: anywhere (trusted trees only)", loader.RootOnly, loader.None))
 	renderCmd.Flags().Var(byteSize{&opts.Limits.MaxFileSize, loader.DefaultMaxFileSize}, "max-file-size", "largest file (or stdin) read")
@@ -114,14 +118,17 @@ cannot be read: the contract of Argo CD's discover.find command.`,
 	versionCmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, err := fmt.Fprintln(cmd.OutOrStdout(), "flapp-services", version)
 			return err
 		},
 	}
 	root.AddCommand(renderCmd, discoverCmd, versionCmd)
-	root.CompletionOptions.DisableDefaultCmd = true
+	root.Version = version
+	root.SetVersionTemplate("flapp-services {{.Version}}\n")
+	root.SetFlagErrorFunc(flagErrorWithHint)
+	root.SuggestionsMinimumDistance = 2
 	return root
 }
 

@@ -27,7 +27,7 @@ func TestMainErrors(t *testing.T) {
 	code, out, stderr := runMain([]string{"render", "--no-such-flag"}, "")
 	assert.Equal(t, 1, code)
 	assert.Empty(t, out)
-	assert.Equal(t, "error: unknown flag: --no-such-flag\n", stderr)
+	assert.Equal(t, "error: unknown flag: --no-such-flag\nRun 'flapp-services render --help' for usage.\n", stderr)
 
 	code, out, stderr = runMain([]string{"render", "-"}, "kind: Foo\n")
 	assert.Equal(t, 1, code)

@@ -22,7 +22,7 @@ import (
 // The differential tests: every output of the binary's two modes, with the
 // fast path on, is byte for byte the output with it off, which is kyaml's
 // own (framework.Execute, kio.ByteWriter). They drive this package through
-// its callers, fn.RunKRM and cli.RunRender.
+// its callers, cli.RunKRM and cli.RunRender.
 
 const goldenDir = "../../testdata"
 

@@ -39,7 +39,8 @@ func TestApplyAndReapply(t *testing.T) {
 	live := liveServices(t, ns)
 	require.Equal(t, expectedNames("normal", "Leader", types...), keys(live))
 
-	// The shape the operator gives them (DOMAIN.md section 2), as stored.
+	// The shape the operator gives them (the four pod labels as selector, a
+	// plain ClusterIP Service), as stored.
 	w1 := live["normal-leader-worker-1"]
 	require.Equal(t, map[string]string{"app-name": "normal", "role": "leader", "fl-replica-type": "worker", "fl-replica-index": "1"}, w1.Spec.Selector)
 	require.Equal(t, corev1.ServiceTypeClusterIP, w1.Spec.Type)

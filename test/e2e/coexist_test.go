@@ -19,7 +19,7 @@ import (
 )
 
 // operatorServices builds the Services exactly as the original fedlearner
-// operator does (DOMAIN.md section 2): four labels, the same four as
+// operator does: four labels, the same four as
 // selector, one port per port of the tensorflow container with the port
 // name as targetPort and no protocol, and a controller owner reference.
 func operatorServices(flapp *unstructured.Unstructured, types ...replicaType) []*corev1.Service {

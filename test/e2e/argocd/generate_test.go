@@ -57,7 +57,7 @@ func TestExampleApplication(t *testing.T) {
 	}
 }
 
-// Issue 12: every form of FLApp the render reads reaches generate, for an
+// Every form of FLApp the render reads reaches generate, for an
 // Application that names the plugin and for one that names none (discover).
 func TestEveryFormTheRenderReads(t *testing.T) {
 	a := flapp("mnist", "", 2)
@@ -100,7 +100,7 @@ func TestEveryFormTheRenderReads(t *testing.T) {
 	}
 }
 
-// Issue 9: discover matches a source with an FLApp and not one without, so
+// discover matches a source with an FLApp and not one without, so
 // Applications that name no plugin keep Argo CD's own handling of other
 // directories. Argo CD v3.6.1 evaluates discover for Applications that name
 // the plugin too: a tree of objects without any FLApp is refused for them.

@@ -4,7 +4,7 @@
 #
 # Argo CD v3.6.1 needs Go 1.27, so this script (and only this script and the
 # e2e-argocd Makefile target) sets GOTOOLCHAIN=go1.27.3; the go command fetches
-# that toolchain from the module proxy. The recipe (see REAL-CLIENTS.md):
+# that toolchain from the module proxy. The recipe:
 #
 #   1. copy github.com/argoproj/argo-cd/v3@v3.6.1 out of the Go module cache;
 #   2. drop its `replace …/gitops-engine/v3 => ./gitops-engine` (the module zip

@@ -94,3 +94,34 @@ func TestExampleFLAppsMatchTheCRD(t *testing.T) {
 func runtimeCopy(o map[string]any) map[string]any {
 	return (&unstructured.Unstructured{Object: o}).DeepCopy().Object
 }
+
+// A key that differs from a field only by case is dropped by the API server
+// (the structural schema prunes it: the FLApp that runs has no such field),
+// so the render refuses it, naming the field the API server would drop.
+func TestCaseVariantKeysArePrunedAndRefused(t *testing.T) {
+	_, structural := loadSchema(t)
+	for _, tt := range []struct{ spec, pruned, refused string }{
+		// The pruner writes map keys with dots; errors use apimachinery's field.Path.
+		{"  flReplicaSpecs:\n    Worker:\n      Replicas: 3\n", "spec.flReplicaSpecs.Worker.Replicas", "spec.flReplicaSpecs[Worker].Replicas"},
+		{"  flreplicaspecs:\n    Worker:\n      replicas: 3\n", "spec.flreplicaspecs", "spec.flreplicaspecs"},
+	} {
+		manifest := "apiVersion: fedlearner.k8s.io/v1alpha1\nkind: FLApp\nmetadata: {name: mnist, namespace: fl}\nspec:\n" +
+			"  role: Leader\n  peerSpecs: {Follower: {peerURL: x}}\n" + tt.spec
+		objs := h.MustParseObjects(t, []byte(manifest))
+		pruned := structuralpruning.PruneWithOptions(runtimeCopy(objs[0]), structural, true,
+			structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})
+		assert.Equal(t, []string{tt.pruned}, pruned)
+
+		res := h.Run(t, t.TempDir(), nil, h.Binary(t), "render", writeFile(t, manifest))
+		assert.Equal(t, 1, res.ExitCode)
+		assert.Empty(t, res.Stdout)
+		assert.Contains(t, res.Stderr, tt.refused+": malformed FLApp: unknown field")
+	}
+}
+
+func writeFile(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "flapp.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
+	return p
+}

@@ -28,7 +28,7 @@ type input struct {
 	secret     string // must never appear in any output
 }
 
-// validFLApp is the DOMAIN example (the leader of a two-party job).
+// validFLApp is the leader of a two-party job, the shape of the operator's examples.
 const validFLApp = `apiVersion: fedlearner.k8s.io/v1alpha1
 kind: FLApp
 metadata:

@@ -264,7 +264,7 @@ func manyFLApps(n, replicas int) string {
 }
 
 func TestServiceCeilingPerRun(t *testing.T) {
-	// The example: 40 FLApps just under 10,000 replicas each (a
+	// 40 FLApps just under 10,000 replicas each (a
 	// 10 kB file) would make about 400,000 Services.
 	root := layout(t, map[string]string{"apps/big.yaml": manyFLApps(40, 10000)}, nil)
 	res := render(t, root, "", "apps")

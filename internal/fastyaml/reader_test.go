@@ -1,0 +1,176 @@
+package fastyaml
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// readerInputs are every golden input and output, the examples, and shapes
+// kio.ByteReader treats specially.
+func readerInputs(t testing.TB) map[string][]byte {
+	inputs := map[string][]byte{
+		"multi":        []byte("a: 1\n---\nb: [1, 2]\n--- # comment\n- x\n- y\n---\n\n---\nc: |\n  text\n\n"),
+		"crlf":         []byte("apiVersion: v1\r\nkind: ConfigMap\r\nmetadata:\r\n  name: a\r\n---\r\napiVersion: v1\r\nkind: ConfigMap\r\nmetadata:\r\n  name: b\r\n"),
+		"list alone":   []byte("apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: b\n"),
+		"list in many": []byte("apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n---\nx: 1\n"),
+		"wide seq":     []byte("a:\n  - 1\n  - 2\n---\nb:\n- 3\n"),
+		"json":         []byte(`{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "annotations": {"config.kubernetes.io/index": "7"}}}`),
+		"legacy annos": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    config.kubernetes.io/path: x.yaml\n"),
+		"comments":     []byte("# head\napiVersion: v1 # line\nkind: ConfigMap\n# foot\n---\n# only a comment\n"),
+		"empty":        nil,
+		"bad sep":      []byte("a: 1\n--- b\nc: 2\n"),
+		"bad yaml":     []byte("a: 1\n---\nb: [\n"),
+		"scalar":       []byte("just text\n"),
+	}
+	for _, glob := range []string{"../../testdata/*/*.yaml", "../../examples/*/*.yaml", "../../examples/*/*/*.yaml"} {
+		paths, err := filepath.Glob(glob)
+		require.NoError(t, err)
+		for _, p := range paths {
+			data, err := os.ReadFile(p)
+			require.NoError(t, err)
+			inputs[p] = data
+		}
+	}
+	return inputs
+}
+
+func encodeAll(t *testing.T, nodes []*yaml.RNode) []string {
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		s, err := n.String()
+		require.NoError(t, err)
+		out[i] = s
+	}
+	return out
+}
+
+// TestReadObjectsIsByteReader: document by document, ReadObjects yields the
+// nodes kio.ByteReader.Read yields, annotations included, and fails where
+// it fails.
+func TestReadObjectsIsByteReader(t *testing.T) {
+	annos := map[string]string{kioutil.PathAnnotation: "dir/file.yaml"}
+	for name, data := range readerInputs(t) {
+		want, wantErr := (&kio.ByteReader{Reader: bytes.NewReader(data), PreserveSeqIndent: true, SetAnnotations: map[string]string{kioutil.PathAnnotation: "dir/file.yaml"}}).Read()
+		var got []*yaml.RNode
+		err := ReadObjects(data, annos, 1<<30, func(n *yaml.RNode) error {
+			got = append(got, n)
+			return nil
+		})
+		if wantErr != nil {
+			assert.Error(t, err, name)
+			continue
+		}
+		require.NoError(t, err, name)
+		assert.Equal(t, encodeAll(t, want), encodeAll(t, got), name)
+	}
+}
+
+func countNodes(n *yaml.Node) int {
+	c := 1
+	for _, k := range n.Content {
+		c += countNodes(k)
+	}
+	return c
+}
+
+// checkBound fails when a document that parses has more nodes than NodeBound.
+func checkBound(t *testing.T, doc string) {
+	var n yaml.Node
+	if err := yaml.NewDecoder(strings.NewReader(doc)).Decode(&n); err != nil {
+		return
+	}
+	if got, bound := countNodes(&n), NodeBound(doc); got > bound {
+		t.Errorf("%d nodes, bound %d: %q", got, bound, doc)
+	}
+}
+
+// TestNodeBound holds the bound against the parser on every document of the
+// reader inputs and on the densest shapes.
+func TestNodeBound(t *testing.T) {
+	for _, data := range readerInputs(t) {
+		docs, _, err := splitDocuments(string(data))
+		if err != nil {
+			continue
+		}
+		for _, d := range docs {
+			checkBound(t, d)
+		}
+	}
+	for _, doc := range []string{
+		"", "a", "[]", "{}", "[a,b,c,d,e,f]", "{a, b, c, d, e}", "{a: 1, b, c: 2}", "[a: b, c: d]",
+		"- - - a", "- {}\n- {}\n- []\n", "? a\n? b\n? c\n", "a:\nb:\nc:\n", "a: *x", "&x a: b",
+		"[[[[[]]]]]", "{a: {b: {c: {}}}}", "- a: b\n  c: d\n- e", "a: [1, {b: c}, [d]]",
+		"\"a\": b", "{\"a\":b}", "[? a : b]", "- ? a\n  : b\n", "!!map {a: b}", "a: !t [x, y]",
+	} {
+		checkBound(t, doc)
+	}
+}
+
+// FuzzNodeBound: no document that parses has more nodes than its bound.
+//
+//	go test ./internal/fastyaml -run '^$' -fuzz FuzzNodeBound
+func FuzzNodeBound(f *testing.F) {
+	for _, data := range readerInputs(f) {
+		f.Add(string(data))
+	}
+	f.Add("{a, b, c, d}")
+	f.Fuzz(func(t *testing.T, doc string) {
+		if len(doc) > 1<<16 {
+			return
+		}
+		checkBound(t, doc)
+	})
+}
+
+// TestDocumentErrorsNameTheFileLine: kyaml counts a parse error's line from
+// its document's start; the error names the document and the file's line.
+func TestDocumentErrorsNameTheFileLine(t *testing.T) {
+	data := []byte("a: 1\n---\nb: 2\nc: 3\n---\n# three\nd: 4\ne: [\n")
+	err := ReadObjects(data, nil, 1<<30, func(*yaml.RNode) error { return nil })
+	require.Error(t, err)
+	var de *DocumentError
+	require.ErrorAs(t, err, &de)
+	assert.Equal(t, 2, de.Index)
+	assert.Equal(t, 6, de.Line)
+	assert.Contains(t, err.Error(), "document 3 (from line 6)")
+	assert.Regexp(t, `yaml: line (8|9):`, err.Error(), "a line of the file, not of the document")
+
+	err = ReadObjects([]byte("a: 1\n---\n[a, b, c, d, e, f, g]\n"), nil, 10, func(*yaml.RNode) error { return nil })
+	require.ErrorAs(t, err, &de)
+	assert.Contains(t, err.Error(), "document 2 (from line 3) may hold up to 17 YAML nodes, over the ceiling of 10 per document")
+}
+
+// TestSpoolSpillsToAnUnlinkedFile: past SpoolMemory the render waits in a
+// temporary file nobody can open by name, and comes back whole.
+func TestSpoolSpillsToAnUnlinkedFile(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir)
+	var s spool
+	chunk := bytes.Repeat([]byte("0123456789abcdef"), 4096) // 64 KiB
+	var want bytes.Buffer
+	for want.Len() <= 3*SpoolMemory {
+		_, err := s.Write(chunk)
+		require.NoError(t, err)
+		want.Write(chunk)
+	}
+	require.NotNil(t, s.file, "spilled to a file")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "the file is unlinked")
+	tail, err := s.tail(5)
+	require.NoError(t, err)
+	assert.Equal(t, "bcdef", string(tail))
+	var got bytes.Buffer
+	require.NoError(t, s.copyTo(&got, int64(want.Len())))
+	assert.Equal(t, want.Bytes(), got.Bytes())
+	require.NoError(t, s.close())
+}
