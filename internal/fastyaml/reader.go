@@ -92,7 +92,7 @@ func decodeDocument(value string, index int, annotations map[string]string) (*ya
 	}
 	n := yaml.NewRNode(node)
 	if err := kioutil.CopyLegacyAnnotations(n); err != nil {
-		return nil, err
+		return nil, notAnObject(n, err)
 	}
 	set := make(map[string]string, len(annotations)+3)
 	for k, v := range annotations {
@@ -110,10 +110,19 @@ func decodeDocument(value string, index int, annotations map[string]string) (*ya
 	sort.Strings(keys)
 	for _, k := range keys {
 		if _, err := n.Pipe(yaml.SetAnnotation(k, set[k])); err != nil {
-			return nil, kerrors.Wrap(err)
+			return nil, notAnObject(n, kerrors.Wrap(err))
 		}
 	}
 	return n, nil
+}
+
+// notAnObject says what a document that cannot carry annotations is, where
+// kyaml's error would repeat the whole document.
+func notAnObject(n *yaml.RNode, err error) error {
+	if kind := n.YNode().Kind; kind != yaml.MappingNode {
+		return fmt.Errorf("not a Kubernetes object: a YAML %s where a mapping with apiVersion and kind belongs", kindName(kind))
+	}
+	return err
 }
 
 var separatorLine = regexp.MustCompile(`\n---.*\n`)
@@ -195,4 +204,16 @@ func fileLines(msg string, start int) string {
 		}
 		return fmt.Sprintf("yaml: line %d:", start+n-1)
 	})
+}
+
+func kindName(k yaml.Kind) string {
+	switch k {
+	case yaml.ScalarNode:
+		return "scalar"
+	case yaml.SequenceNode:
+		return "sequence"
+	case yaml.AliasNode:
+		return "alias"
+	}
+	return "node"
 }
