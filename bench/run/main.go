@@ -65,7 +65,11 @@ func main() {
 	check(err)
 	toolDir, err := filepath.Abs(*tools)
 	check(err)
+	// Resolved: render refuses a PATH written inside the current directory
+	// that leads out of it, and .cache may be a link (in a git worktree).
 	data, err := filepath.Abs(*dataDir)
+	check(err)
+	data, err = filepath.EvalSymlinks(data)
 	check(err)
 	if *only != "memory" {
 		if _, err := os.Stat(filepath.Join(data, "floor-10k.yaml")); err != nil {
