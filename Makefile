@@ -18,7 +18,7 @@ REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 OCI       := bin/flapp-services-oci.tar
 IMAGE_ARGS = --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION)
 
-.PHONY: all build test unit integration e2e e2e-clients e2e-argocd lint fmt demo bench bench-data clean
+.PHONY: all build test unit integration e2e e2e-clients e2e-argocd lint fmt demo bench bench-data bench-memory clean
 .PHONY: image image-bins image-oci image-push
 
 all: build
@@ -148,10 +148,16 @@ image-oci:
 image-push: image-oci
 	podman manifest push --all --digestfile bin/flapp-services-image.digest $(IMAGE)-index docker://$(IMAGE)
 
-## bench-data: the synthetic inputs of `make bench` (500 FLApps -> 10,000 Services, 1k/100k, kpt, render, kustomize).
+## bench-data: the synthetic inputs of `make bench` (500 FLApps -> 10,000 Services, 1k/100k, kpt, render, kustomize, memory budgets).
 bench-data: build
 	$(GO) run ./bench/gen -out $(CURDIR)/.cache/bench-data -bin $(CURDIR)/$(BIN)
 
 ## bench: whole-process comparisons with a do-nothing kyaml function (not part of CI; see BENCHMARKS.md).
 bench: bench-data
 	$(GO) run ./bench/run -data $(CURDIR)/.cache/bench-data -bin $(CURDIR)/$(BIN) -tools $(TOOLS) -report $(CURDIR)/.cache/bench-report.md
+
+## bench-memory: only the memory budgets of `make bench` (peak RSS per input against its ceiling), 3 runs each;
+## exits 1 when a budget is missed. Report in .cache/bench-memory-report.md.
+bench-memory: build
+	$(GO) run ./bench/gen -memory-only -out $(CURDIR)/.cache/bench-data -bin $(CURDIR)/$(BIN)
+	$(GO) run ./bench/run -only memory -runs 3 -data $(CURDIR)/.cache/bench-data -bin $(CURDIR)/$(BIN) -tools $(TOOLS) -report $(CURDIR)/.cache/bench-memory-report.md

@@ -12,6 +12,7 @@
 //	kustomize-1k/    a kustomization with 50 FLApps and the function as a transformer
 //	kustomize-1k-plain/  the same build's output (FLApps + 1,000 Services) as plain resources
 //	kustomize-1k-flapps/ the 50 FLApps without the transformer
+//	memory/          the inputs of the memory budgets (see writeMemoryInputs)
 //
 // The inputs that are the function's output are made by running -bin.
 package main
@@ -31,10 +32,15 @@ import (
 func main() {
 	out := flag.String("out", ".cache/bench-data", "output directory")
 	bin := flag.String("bin", "bin/flapp-services", "the function binary, used to produce its own output")
+	memoryOnly := flag.Bool("memory-only", false, "write only the inputs of the memory budgets (make bench-memory)")
 	flag.Parse()
 	binPath, err := filepath.Abs(*bin)
 	check(err)
 	check(os.MkdirAll(*out, 0o755))
+	writeMemoryInputs(*out)
+	if *memoryOnly {
+		return
+	}
 
 	for _, size := range []struct {
 		name   string

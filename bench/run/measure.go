@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"os/exec"
@@ -35,33 +37,47 @@ func (c command) run() sample {
 }
 
 func (c command) try() (sample, error) {
-	cmd := exec.Command(c.argv[0], c.argv[1:]...)
-	cmd.Env = append(os.Environ(), c.env...)
-	if c.stdin != "" {
-		f, err := os.Open(c.stdin)
-		if err != nil {
-			return sample{}, err
-		}
-		defer func() { _ = f.Close() }()
-		cmd.Stdin = f
-	}
 	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
 		return sample{}, err
 	}
 	defer func() { _ = devnull.Close() }()
-	cmd.Stdout = devnull
+	s, code, stderr, err := c.exec(devnull)
+	if err != nil {
+		return sample{}, err
+	}
+	if code != 0 {
+		return sample{}, fmt.Errorf("%s: exit status %d\n%s", c.name, code, stderr)
+	}
+	return s, nil
+}
+
+// exec runs the command once, stdout to w, and returns what it cost, its
+// exit code and its stderr.
+func (c command) exec(w io.Writer) (sample, int, string, error) {
+	cmd := exec.Command(c.argv[0], c.argv[1:]...)
+	cmd.Env = append(os.Environ(), c.env...)
+	if c.stdin != "" {
+		f, err := os.Open(c.stdin)
+		if err != nil {
+			return sample{}, 0, "", err
+		}
+		defer func() { _ = f.Close() }()
+		cmd.Stdin = f
+	}
+	cmd.Stdout = w
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	start := time.Now()
-	err = cmd.Run()
+	err := cmd.Run()
 	wall := time.Since(start)
-	if err != nil {
-		return sample{}, fmt.Errorf("%s: %v\n%s", c.name, err, stderr.String())
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		return sample{}, 0, "", fmt.Errorf("%s: %v\n%s", c.name, err, stderr.String())
 	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return sample{wall: wall, cpu: cpu, rss: ru.Maxrss}, nil
+	return sample{wall: wall, cpu: cpu, rss: ru.Maxrss}, cmd.ProcessState.ExitCode(), stderr.String(), nil
 }
 
 type stats struct {
