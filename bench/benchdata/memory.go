@@ -84,8 +84,8 @@ func SmallObjects(size int) ([]byte, int) {
 }
 
 // EmptyItemsList is a v1 List of as many `- {}` items as fit in size bytes,
-// and their number: more objects than the default --max-objects, which only
-// counting the items before building them can refuse cheaply.
+// and their number: far more YAML nodes than the default --max-document-nodes,
+// which only bounding the document before it is parsed refuses cheaply.
 func EmptyItemsList(size int) ([]byte, int) {
 	const head, item = "apiVersion: v1\nkind: List\nitems:\n", "- {}\n"
 	n := (size - len(head)) / len(item)
