@@ -27,7 +27,7 @@ var layers = map[string]struct {
 	"fn":                {module: []string{"render"}},
 	"render":            {forbidden: []string{"sigs.k8s.io/kustomize", "go.yaml.in", "gopkg.in/yaml", "sigs.k8s.io/yaml", "os", "io", "net"}},
 	"bench/gen":         {module: []string{"bench/benchdata"}},
-	"bench/run":         {},
+	"bench/run":         {module: []string{"bench/benchdata"}},
 	"bench/noop":        {},
 	"bench/benchdata":   {},
 }

@@ -80,6 +80,9 @@ stdout and the exit code is 1. Details: ` + readme,
 			if opts.MaxDocumentNodes < 1 {
 				return fmt.Errorf("--max-document-nodes must be a positive integer, not %d", opts.MaxDocumentNodes)
 			}
+			if opts.MaxObjectNodes < 1 {
+				return fmt.Errorf("--max-object-nodes must be a positive integer, not %d", opts.MaxObjectNodes)
+			}
 			opts.Paths = args
 			return RunRender(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -94,6 +97,7 @@ stdout and the exit code is 1. Details: ` + readme,
 	renderCmd.Flags().Var(byteSize{&opts.Limits.MaxInputSize, loader.DefaultMaxInputSize}, "max-input-size", "most bytes read in one run, all files together")
 	renderCmd.Flags().IntVar(&opts.MaxObjects, "max-objects", DefaultMaxObjects, "most objects read in one run, all files together")
 	renderCmd.Flags().IntVar(&opts.MaxDocumentNodes, "max-document-nodes", DefaultMaxDocumentNodes, "most YAML nodes one document may hold, bounded on its bytes before it is parsed")
+	renderCmd.Flags().IntVar(&opts.MaxObjectNodes, "max-object-nodes", DefaultMaxObjectNodes, "most YAML nodes one object (a document, or an item of a List) may hold")
 
 	var dopts DiscoverOptions
 	discoverCmd := &cobra.Command{

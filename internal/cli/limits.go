@@ -16,11 +16,21 @@ const (
 	// few hundred bytes of summary or spool however small it is.
 	DefaultMaxObjects = 200000
 	// DefaultMaxDocumentNodes bounds one document's YAML nodes, counted
-	// on its bytes before it is parsed (fastyaml.NodeBound): the parser
-	// holds about 170 bytes a node, so one document stays under about
-	// 150 MiB whatever it holds, and an 8 MiB List of about 7,000 FLApps
+	// on its bytes before it is parsed (fastyaml.NodeBound): the parsed
+	// tree costs about 170 bytes a node, so a document's tree stays under
+	// about 100 MiB whatever it holds; a List of about 3,500 FLApps (4 MiB)
 	// still reads.
-	DefaultMaxDocumentNodes = 1000000
+	DefaultMaxDocumentNodes = 600000
+	// DefaultMaxObjectNodes bounds one object's YAML nodes, counted once it
+	// is parsed and before it is kept: writing an object costs go-yaml about
+	// 1 kB a node at its peak (its event queue), so no object may cost more
+	// than about 100 MiB to write. The largest CRDs in common use have about
+	// 50,000.
+	DefaultMaxObjectNodes = 100000
+	// renderMemoryLimit is render mode's soft heap limit (GOMEMLIMIT when
+	// that is unset): it keeps the worst input the ceilings admit under
+	// 256 MiB of peak RSS.
+	renderMemoryLimit = 192 << 20
 	// checkCeiling bounds the file --check reads: a committed render of
 	// the maximum 100,000 Services is about 49 MB.
 	checkCeiling = 256 << 20
@@ -45,6 +55,8 @@ var Limits = []Limit{
 		"internal/loader: the listed sizes added up, before anything is read"},
 	{"YAML nodes per document", countString(DefaultMaxDocumentNodes), "--max-document-nodes", "",
 		"internal/fastyaml.ReadObjects: each document's node bound, before the file's first document is parsed"},
+	{"YAML nodes per object", countString(DefaultMaxObjectNodes), "--max-object-nodes", "",
+		"internal/cli (render mode): each object's nodes counted once its document is parsed, before it is kept"},
 	{"objects", countString(DefaultMaxObjects), "--max-objects", "",
 		"internal/cli (render mode): each object as it is read"},
 	{"Services per run", countString(fn.DefaultMaxServices), "--max-services", "maxServices",
@@ -61,6 +73,8 @@ var Limits = []Limit{
 		"fn results: a name, file, field or value a result repeats"},
 	{"echoed message", countString(fn.MaxMessage) + " bytes", "", "",
 		"fn results: a whole message, also on stderr"},
+	{"heap, soft (render mode)", sizeString(renderMemoryLimit), "", "",
+		"internal/cli.RunRender: debug.SetMemoryLimit unless GOMEMLIMIT is set; the collector works harder past it, nothing fails"},
 	{"render spool in memory", sizeString(fastyaml.SpoolMemory), "", "",
 		"internal/fastyaml.StreamWriter: past it, the encoded render waits in an unlinked temporary file"},
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/fedlearner/flapp-services/fn"
@@ -21,6 +23,7 @@ type RenderOptions struct {
 	MaxServices      int64  // overrides the config's maxServices when set
 	MaxObjects       int    // DefaultMaxObjects when 0
 	MaxDocumentNodes int    // DefaultMaxDocumentNodes when 0
+	MaxObjectNodes   int    // DefaultMaxObjectNodes when 0
 	LoadRestrictor   string // loader.RootOnly when empty
 	Limits           loader.Limits
 	Paths            []string
@@ -33,21 +36,28 @@ type RenderOptions struct {
 // the output. On any error nothing reaches out: an empty or partial render
 // would make a GitOps engine prune live Services.
 func RunRender(opts RenderOptions, in io.Reader, out, errOut io.Writer) error {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// Garbage from one document must not pile up over the next ones:
+		// past this soft limit the collector runs more often (it never
+		// fails a run that needs more).
+		debug.SetMemoryLimit(renderMemoryLimit)
+	}
 	m := &renderMode{opts: opts, stdin: in, out: out, errOut: errOut, render: fastyaml.NewStreamWriter()}
 	defer func() { _ = m.render.Close() }()
 	return drive(m, errOut)
 }
 
 type renderMode struct {
-	opts       RenderOptions
-	stdin      io.Reader
-	out        io.Writer
-	errOut     io.Writer
-	ld         *loader.Loader
-	checkPath  string // --check, resolved
-	render     *fastyaml.StreamWriter
-	objects    int
-	maxObjects int
+	opts           RenderOptions
+	stdin          io.Reader
+	out            io.Writer
+	errOut         io.Writer
+	ld             *loader.Loader
+	checkPath      string // --check, resolved
+	render         *fastyaml.StreamWriter
+	objects        int
+	maxObjects     int
+	maxObjectNodes int
 }
 
 func (m *renderMode) read(add func(*yaml.RNode) error) (fn.Config, error) {
@@ -80,6 +90,7 @@ func (m *renderMode) read(add func(*yaml.RNode) error) (fn.Config, error) {
 		}
 	}
 	m.maxObjects = orDefault(m.opts.MaxObjects, DefaultMaxObjects)
+	m.maxObjectNodes = orDefault(m.opts.MaxObjectNodes, DefaultMaxObjectNodes)
 	maxNodes := orDefault(m.opts.MaxDocumentNodes, DefaultMaxDocumentNodes)
 	// List every file first: the size ceilings are checked on their sizes
 	// before anything is read.
@@ -119,17 +130,29 @@ func (m *renderMode) read(add func(*yaml.RNode) error) (fn.Config, error) {
 // local configuration. Each object carries its file in the path annotation
 // until it is written, so errors can name it.
 func (m *renderMode) readFile(name string, data []byte, maxNodes int, add func(*yaml.RNode) error) error {
-	err := fastyaml.ReadObjects(data, map[string]string{pathAnnotation: name}, maxNodes, func(n *yaml.RNode) error {
+	limits := fastyaml.ReadLimits{MaxNodes: maxNodes, MaxDocuments: m.maxObjects - m.objects}
+	err := fastyaml.ReadObjects(data, map[string]string{pathAnnotation: name}, limits, func(n *yaml.RNode) error {
 		return expandObjects(n, name, func(obj *yaml.RNode) error {
 			if m.objects++; m.objects > m.maxObjects {
-				return &overError{fmt.Sprintf("%s brings the input over %d objects (--max-objects)", name, m.maxObjects)}
+				return &overError{fmt.Sprintf("%s brings the input to %d objects, over %d (--max-objects)", name, m.objects, m.maxObjects)}
+			}
+			if n := countNodes(obj.YNode(), m.maxObjectNodes); n > m.maxObjectNodes {
+				return &overError{fmt.Sprintf("%s: %s has over %d YAML nodes (--max-object-nodes): no Kubernetes object is that large; split it",
+					name, describeObject(obj), m.maxObjectNodes)}
 			}
 			return add(obj)
 		})
 	})
 	var over *overError
-	if err == nil || errors.As(err, &over) {
+	var docs *fastyaml.DocumentsError
+	var doc *fastyaml.DocumentError
+	switch {
+	case err == nil || errors.As(err, &over):
 		return err
+	case errors.As(err, &docs):
+		return fmt.Errorf("%s %v, bringing the input over %d objects (--max-objects)", name, err, m.maxObjects)
+	case errors.As(err, &doc) && doc.Err == nil:
+		doc.Setting = "--max-document-nodes"
 	}
 	return fmt.Errorf("%s: %w", name, err)
 }
@@ -199,4 +222,24 @@ func loadConfig(opts RenderOptions, ld *loader.Loader) (fn.Config, string, error
 		cfg.OwnerReferences = policy
 	}
 	return cfg, configPath, nil
+}
+
+// countNodes counts n's nodes, stopping past limit.
+func countNodes(n *yaml.Node, limit int) int {
+	c := 1
+	for _, child := range n.Content {
+		if c += countNodes(child, limit-c); c > limit {
+			return c
+		}
+	}
+	return c
+}
+
+// describeObject names an object for an error, as far as it can be named.
+func describeObject(n *yaml.RNode) string {
+	kind, name := scalar(n, "kind"), scalar(n, "metadata", "name")
+	if kind == "" && name == "" {
+		return "an object"
+	}
+	return strings.TrimSpace(kind + " " + name)
 }

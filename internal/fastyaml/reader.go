@@ -24,7 +24,7 @@ import (
 // Its errors are *DocumentError when they concern one document: they name
 // the document and the file's own line, where kyaml counts lines from the
 // document's start.
-func ReadObjects(data []byte, annotations map[string]string, maxNodes int, each func(*yaml.RNode) error) error {
+func ReadObjects(data []byte, annotations map[string]string, limits ReadLimits, each func(*yaml.RNode) error) error {
 	// ByteReader.Read: one copy with Windows line ends replaced, split at
 	// document separators.
 	input := strings.ReplaceAll(string(data), "\r\n", "\n")
@@ -32,9 +32,12 @@ func ReadObjects(data []byte, annotations map[string]string, maxNodes int, each 
 	if err != nil {
 		return kerrors.Wrap(err)
 	}
+	if len(values) > limits.MaxDocuments {
+		return &DocumentsError{Documents: len(values)}
+	}
 	for i := range values {
-		if n := NodeBound(values[i]); n > maxNodes {
-			return &DocumentError{Index: i, Line: starts[i], Nodes: n, MaxNodes: maxNodes}
+		if n := NodeBound(values[i]); n > limits.MaxNodes {
+			return &DocumentError{Index: i, Line: starts[i], Nodes: n, MaxNodes: limits.MaxNodes}
 		}
 	}
 	index := 0
@@ -75,6 +78,20 @@ func ReadObjects(data []byte, annotations map[string]string, maxNodes int, each 
 		index++
 	}
 	return nil
+}
+
+// ReadLimits bound what ReadObjects parses: checked on the bytes, before
+// any document is.
+type ReadLimits struct {
+	MaxNodes     int // per document, as NodeBound counts them
+	MaxDocuments int // in the file: parsing costs about 6 kB per document, however small
+}
+
+// DocumentsError is a file over ReadLimits.MaxDocuments.
+type DocumentsError struct{ Documents int }
+
+func (e *DocumentsError) Error() string {
+	return fmt.Sprintf("holds up to %d documents", e.Documents)
 }
 
 // decodeDocument is ByteReader.decode with PreserveSeqIndent and the given
@@ -179,13 +196,18 @@ type DocumentError struct {
 	Err      error
 	Nodes    int // with MaxNodes: the document's bound, over the ceiling
 	MaxNodes int
+	Setting  string // where a user sets MaxNodes, named in the message if set
 }
 
 func (e *DocumentError) Error() string {
 	where := fmt.Sprintf("document %d (from line %d)", e.Index+1, e.Line)
 	if e.Err == nil {
-		return fmt.Sprintf("%s may hold up to %d YAML nodes, over the ceiling of %d per document (--max-document-nodes): split it into smaller documents or files",
-			where, e.Nodes, e.MaxNodes)
+		setting := ""
+		if e.Setting != "" {
+			setting = " (" + e.Setting + ")"
+		}
+		return fmt.Sprintf("%s may hold up to %d YAML nodes, over the ceiling of %d per document%s: split it into smaller documents or files",
+			where, e.Nodes, e.MaxNodes, setting)
 	}
 	return where + ": " + fileLines(e.Err.Error(), e.Line)
 }

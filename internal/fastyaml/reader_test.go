@@ -61,7 +61,7 @@ func TestReadObjectsIsByteReader(t *testing.T) {
 	for name, data := range readerInputs(t) {
 		want, wantErr := (&kio.ByteReader{Reader: bytes.NewReader(data), PreserveSeqIndent: true, SetAnnotations: map[string]string{kioutil.PathAnnotation: "dir/file.yaml"}}).Read()
 		var got []*yaml.RNode
-		err := ReadObjects(data, annos, 1<<30, func(n *yaml.RNode) error {
+		err := ReadObjects(data, annos, ReadLimits{MaxNodes: 1 << 30, MaxDocuments: 1 << 30}, func(n *yaml.RNode) error {
 			got = append(got, n)
 			return nil
 		})
@@ -135,7 +135,7 @@ func FuzzNodeBound(f *testing.F) {
 // its document's start; the error names the document and the file's line.
 func TestDocumentErrorsNameTheFileLine(t *testing.T) {
 	data := []byte("a: 1\n---\nb: 2\nc: 3\n---\n# three\nd: 4\ne: [\n")
-	err := ReadObjects(data, nil, 1<<30, func(*yaml.RNode) error { return nil })
+	err := ReadObjects(data, nil, ReadLimits{MaxNodes: 1 << 30, MaxDocuments: 1 << 30}, func(*yaml.RNode) error { return nil })
 	require.Error(t, err)
 	var de *DocumentError
 	require.ErrorAs(t, err, &de)
@@ -144,7 +144,7 @@ func TestDocumentErrorsNameTheFileLine(t *testing.T) {
 	assert.Contains(t, err.Error(), "document 3 (from line 6)")
 	assert.Regexp(t, `yaml: line (8|9):`, err.Error(), "a line of the file, not of the document")
 
-	err = ReadObjects([]byte("a: 1\n---\n[a, b, c, d, e, f, g]\n"), nil, 10, func(*yaml.RNode) error { return nil })
+	err = ReadObjects([]byte("a: 1\n---\n[a, b, c, d, e, f, g]\n"), nil, ReadLimits{MaxNodes: 10, MaxDocuments: 10}, func(*yaml.RNode) error { return nil })
 	require.ErrorAs(t, err, &de)
 	assert.Contains(t, err.Error(), "document 2 (from line 3) may hold up to 17 YAML nodes, over the ceiling of 10 per document")
 }

@@ -2,6 +2,7 @@ package fastyaml
 
 import (
 	"io"
+	"path/filepath"
 	"slices"
 
 	"github.com/fedlearner/flapp-services/fn"
@@ -116,9 +117,18 @@ func (w *StreamWriter) WriteTo(dst io.Writer, out *fn.Output) error {
 		}
 		return bw.Write(fn.WithServiceNodes(w.nodes, out.Services()))
 	}
+	if w.kept == 1 && services == 0 && !isJSONFile(w.first) {
+		// One object, written as YAML: as kio would, without its copy.
+		first := w.first
+		w.first = nil
+		if err := w.encode(first); err != nil {
+			return err
+		}
+		return w.spool.copyTo(dst, w.spool.size)
+	}
 	if w.kept <= 1 && services == 0 || w.kept == 0 {
-		// One object at most, which kio may write as JSON; or Services
-		// alone, which cannot happen (they come from kept FLApps).
+		// One object from a .json file, which kio writes as JSON; or
+		// Services alone, which cannot happen (they come from kept FLApps).
 		var nodes []*yaml.RNode
 		if w.first != nil {
 			nodes = append(nodes, w.first)
@@ -177,4 +187,19 @@ func upWrap(node *yaml.Node) *yaml.Node {
 		return seq.YNode()
 	}
 	return node
+}
+
+// isJSONFile is kio.ByteWriter's shouldJSONEncodeSingleBareNode for one
+// node: its path annotation names a .json file.
+func isJSONFile(n *yaml.RNode) bool {
+	path, _, _ := kioutil.GetFileAnnotations(n)
+	if path == "" {
+		return false
+	}
+	for _, glob := range kio.JSONMatch {
+		if match, _ := filepath.Match(glob, filepath.Base(path)); match {
+			return true
+		}
+	}
+	return false
 }
