@@ -49,9 +49,11 @@ type jobOptions struct {
 func newJob(t *testing.T, name string, o jobOptions) *job {
 	t.Helper()
 	j := &job{name: name, src: t.TempDir(), postEdit: o.postEdit}
-	for _, party := range []string{"leader", "follower"} {
-		_, err := env.cluster.Kube.CoreV1().Namespaces().Create(ctxFor(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: j.ns(party)}}, metav1.CreateOptions{})
-		require.NoError(t, err)
+	for _, ns := range []string{fluxNS, j.ns("leader"), j.ns("follower")} {
+		_, err := env.cluster.Kube.CoreV1().Namespaces().Create(ctxFor(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		if ns != fluxNS || !apierrors.IsAlreadyExists(err) {
+			require.NoError(t, err, "create namespace %s", ns)
+		}
 	}
 	files := o.files
 	if files == nil {
