@@ -159,7 +159,8 @@ func setAppState(t *testing.T, ns, name, state string) {
 }
 
 // freeResource deletes an FLApp's Services as the operator's freeResource
-// does when the job completes or fails (fedlearner's app_manager.go): nothing
+// does when the job completes or fails (bytedance/fedlearner,
+// deploy/kubernetes_operator/pkg/operator/app_manager.go): nothing
 // when spec.cleanPodPolicy is None; otherwise, for every replica index (each
 // has a pod while the job runs), the Service <app>-<role>-<type>-<index> by
 // name, whoever created it, skipping one that is missing or terminating. It
