@@ -297,3 +297,23 @@ func TestFluxKustomizationOptions(t *testing.T) {
 	sel, _, _ := unstructured.NestedStringMap(svc, "spec", "selector")
 	assert.Equal(t, "mnist", sel["app-name"], "Flux's namePrefix now rewrites selectors; update the README")
 }
+
+// TestBothVariantsCheckFLAppHealth: the Git and the OCI Kustomization share
+// the FLApp health checks and the settings that give them effect (the e2e
+// suite runs the Git one with the real controller).
+func TestBothVariantsCheckFLAppHealth(t *testing.T) {
+	git := fluxObjects(t, "examples/flux/clusters/git/flapps.yaml")["Kustomization"]
+	oci := fluxObjects(t, "examples/flux/clusters/oci/flapps.yaml")["Kustomization"]
+	require.NotNil(t, git)
+	require.NotNil(t, oci)
+	exprs, _, _ := unstructured.NestedSlice(git.Object, "spec", "healthCheckExprs")
+	require.Len(t, exprs, 1)
+	hc, _ := exprs[0].(map[string]any)
+	assert.Equal(t, "fedlearner.k8s.io/v1alpha1", hc["apiVersion"])
+	assert.Equal(t, "FLApp", hc["kind"])
+	for _, field := range [][]string{{"spec", "healthCheckExprs"}, {"spec", "wait"}, {"spec", "timeout"}, {"spec", "prune"}} {
+		g, _, _ := unstructured.NestedFieldNoCopy(git.Object, field...)
+		o, _, _ := unstructured.NestedFieldNoCopy(oci.Object, field...)
+		assert.Equal(t, g, o, "%s", strings.Join(field, "."))
+	}
+}

@@ -272,18 +272,23 @@ func publish(t *testing.T, repo string, r revision, digest string) string {
 	return path
 }
 
-// requestReconcile sets the annotation `flux reconcile kustomization` sets.
-func requestReconcile(t *testing.T, name string) {
+// requestReconcile sets the annotation `flux reconcile kustomization` sets
+// and returns its value, which the controller copies to
+// status.lastHandledReconcileAt when it has handled the request.
+func requestReconcile(t *testing.T, name string) string {
 	t.Helper()
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":%q}}}`, time.Now().UTC().Format(time.RFC3339Nano))
+	token := time.Now().UTC().Format(time.RFC3339Nano)
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":%q}}}`, token)
 	_, err := env.cluster.Dyn.Resource(ksGVR).Namespace(fluxNS).Patch(ctxFor(t), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 	require.NoError(t, err)
+	return token
 }
 
 // ksStatus reads what the controller reports on the Kustomization.
 type ksStatus struct {
 	conds              map[string]metav1.Condition
 	applied, attempted string
+	lastHandled        string // the last reconcile request handled
 	inventory          []string
 	observedGeneration int64
 	generation         int64
@@ -294,11 +299,12 @@ func getKustomization(t *testing.T, name string) ksStatus {
 	u, err := env.cluster.Dyn.Resource(ksGVR).Namespace(fluxNS).Get(ctxFor(t), name, metav1.GetOptions{})
 	require.NoError(t, err)
 	var st struct {
-		Conditions            []metav1.Condition `json:"conditions"`
-		LastAppliedRevision   string             `json:"lastAppliedRevision"`
-		LastAttemptedRevision string             `json:"lastAttemptedRevision"`
-		ObservedGeneration    int64              `json:"observedGeneration"`
-		Inventory             struct {
+		Conditions             []metav1.Condition `json:"conditions"`
+		LastAppliedRevision    string             `json:"lastAppliedRevision"`
+		LastAttemptedRevision  string             `json:"lastAttemptedRevision"`
+		LastHandledReconcileAt string             `json:"lastHandledReconcileAt"`
+		ObservedGeneration     int64              `json:"observedGeneration"`
+		Inventory              struct {
 			Entries []struct {
 				ID string `json:"id"`
 			} `json:"entries"`
@@ -309,7 +315,7 @@ func getKustomization(t *testing.T, name string) ksStatus {
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &st))
 	out := ksStatus{conds: map[string]metav1.Condition{}, applied: st.LastAppliedRevision, attempted: st.LastAttemptedRevision,
-		observedGeneration: st.ObservedGeneration, generation: u.GetGeneration()}
+		lastHandled: st.LastHandledReconcileAt, observedGeneration: st.ObservedGeneration, generation: u.GetGeneration()}
 	for _, c := range st.Conditions {
 		out.conds[c.Type] = c
 	}
@@ -377,7 +383,7 @@ func renderedServices(t *testing.T, objs []*unstructured.Unstructured) map[strin
 // requireAsRendered checks that the live Services are exactly the rendered
 // ones: same set; labels, annotations, selector and ports as rendered
 // (kube-apiserver only adds defaults: protocol TCP, a ClusterIP).
-func requireAsRendered(t *testing.T, rendered map[string]*unstructured.Unstructured, live map[string]corev1.Service) {
+func requireAsRendered(t *testing.T, ks string, rendered map[string]*unstructured.Unstructured, live map[string]corev1.Service) {
 	t.Helper()
 	require.Equal(t, keys(rendered), keys(live), "live Services = rendered Services")
 	for k, r := range rendered {
@@ -406,7 +412,7 @@ func requireAsRendered(t *testing.T, rendered map[string]*unstructured.Unstructu
 		}
 		assert.NotEmpty(t, l.Spec.ClusterIP, "%s has a ClusterIP", k)
 		// Flux's own tracking labels, set by the real controller.
-		assert.Equal(t, "flapps", l.Labels["kustomize.toolkit.fluxcd.io/name"], "%s", k)
+		assert.Equal(t, ks, l.Labels["kustomize.toolkit.fluxcd.io/name"], "%s", k)
 		assert.Equal(t, fluxNS, l.Labels["kustomize.toolkit.fluxcd.io/namespace"], "%s", k)
 	}
 }
@@ -504,13 +510,19 @@ func TestKustomizeController(t *testing.T) {
 	// Revision 1: the render of examples/flux/flapps.
 	rev1 := newRevision(t, renderDir(t, flappsDir), ksPath)
 	publish(t, repoName, rev1, rev1.digest)
+	// The example's health checks hold the Kustomization until the FLApps
+	// run; here nothing runs them, so the test writes the state the operator
+	// would once both parties have paired.
+	for _, ns := range namespaces {
+		setAppState(t, ns, "mnist", "FLStateRunning")
+	}
 	st := waitKustomization(t, ksName, "revision 1 applied", readyFor(rev1.name()))
 	assert.Equal(t, metav1.ConditionTrue, st.conds["Healthy"].Status, "wait: true health checks passed: %+v", st.conds["Healthy"])
 	objs1 := decode(t, rev1.rendered)
 	want1 := renderedServices(t, objs1)
 	require.NotEmpty(t, want1)
 	live1 := liveServices(t, namespaces...)
-	requireAsRendered(t, want1, live1)
+	requireAsRendered(t, ksName, want1, live1)
 	assert.Len(t, st.inventory, len(objs1), "inventory: every rendered object")
 	fl := flappVersions(t, namespaces...)
 	assert.Len(t, fl, len(objs1)-len(want1), "every rendered FLApp exists")
@@ -534,7 +546,7 @@ func TestKustomizeController(t *testing.T) {
 	st = waitKustomization(t, ksName, "revision 2 applied", readyFor(rev2.name()))
 	assert.Equal(t, metav1.ConditionTrue, st.conds["Healthy"].Status, "health checks after the scale-down")
 	live2 := liveServices(t, namespaces...)
-	requireAsRendered(t, want2, live2)
+	requireAsRendered(t, ksName, want2, live2)
 	for _, k := range stale {
 		parts := strings.SplitN(k, "/", 2)
 		_, err := c.Kube.CoreV1().Services(parts[0]).Get(ctxFor(t), parts[1], metav1.GetOptions{})
@@ -574,7 +586,7 @@ func TestKustomizeController(t *testing.T) {
 	st = waitKustomization(t, ksName, "revision 3 applied", readyFor(rev3.name()))
 	assert.Equal(t, metav1.ConditionTrue, st.conds["Healthy"].Status)
 	want3 := renderedServices(t, decode(t, rev3.rendered))
-	requireAsRendered(t, want3, liveServices(t, namespaces...))
+	requireAsRendered(t, ksName, want3, liveServices(t, namespaces...))
 	_, err = c.Kube.CoreV1().Services("fl-leader").Get(ctxFor(t), "mnist-leader-worker-0", metav1.GetOptions{})
 	assert.True(t, apierrors.IsNotFound(err), "leader worker-0 pruned at revision 3")
 }
