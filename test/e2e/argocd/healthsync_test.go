@@ -2,6 +2,7 @@ package argocd
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -133,6 +134,14 @@ func TestApplicationHealthFollowsFLAppState(t *testing.T) {
 				assert.Equal(t, health.HealthStatusHealthy, st.Resources["Service/mnist-leader-worker-1"].Health.Status)
 				bare := s.status(t, targets, nil)
 				assert.Equal(t, health.HealthStatusHealthy, bare.Health, "without the check, %s looks Healthy", step.state)
+				if step.state == "FLStateRunning" {
+					// A sync (with the check, as the controller syncs) is not
+					// held up by the running job: it returns once applied.
+					for k, r := range s.syncTargets(t, s.targets(t, root, nil), overrides) {
+						assert.True(t, strings.HasPrefix(r, "Synced ("), "%s: %s", k, r)
+						assert.NotContains(t, r, "(Failed)", k)
+					}
+				}
 			}
 		})
 	}
