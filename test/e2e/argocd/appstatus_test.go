@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -70,9 +71,11 @@ func argoCDResourceOverrides(t *testing.T) map[string]v1alpha1.ResourceOverride 
 func installArgoCDConfigMap() (map[string]v1alpha1.ResourceOverride, error) {
 	ctx, cancel := context.WithTimeout(env.ctx, 2*time.Minute)
 	defer cancel()
+	// Other tests of the suite may use Argo CD's namespace too: whoever
+	// comes first creates it and argocd-cm, the patch applies either way.
 	const ns = "argocd"
 	if _, err := env.kube.CoreV1().Namespaces().Create(ctx,
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, err
 	}
 	cm, err := argoCDInstallObject("ConfigMap", "argocd-cm")
@@ -81,7 +84,7 @@ func installArgoCDConfigMap() (map[string]v1alpha1.ResourceOverride, error) {
 	}
 	cm.SetNamespace(ns)
 	if _, err := env.dyn.Resource(corev1.SchemeGroupVersion.WithResource("configmaps")).Namespace(ns).
-		Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		Create(ctx, cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, err
 	}
 	kubectl := exec.CommandContext(ctx, filepath.Join(env.cluster.BinDir, "kubectl"), "--kubeconfig", env.cluster.Kubeconfig,

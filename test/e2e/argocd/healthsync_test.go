@@ -62,6 +62,7 @@ func (s *argoSync) waitForFLApp(t *testing.T, targets []*unstructured.Unstructur
 // FLApp, and the Application is Healthy whatever the job does.
 func TestApplicationHealthFollowsFLAppState(t *testing.T) {
 	overrides := argoCDResourceOverrides(t)
+	require.NotEmpty(t, overrides["fedlearner.k8s.io/FLApp"].HealthLua, "Argo CD's settings read the check from the patched argocd-cm")
 	running := map[string]map[string][]string{
 		"Master": {"active": {"mnist-leader-master-0-x1"}},
 		"Worker": {"active": {"mnist-leader-worker-0-x2", "mnist-leader-worker-1-x3"}},
