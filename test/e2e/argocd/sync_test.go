@@ -34,6 +34,7 @@ var flappGVR = schema.GroupVersionResource{Group: "fedlearner.k8s.io", Version: 
 type argoSync struct {
 	app    application
 	engine engine.GitOpsEngine
+	cache  cache.ClusterCache
 }
 
 func newArgoSync(t *testing.T, app application) *argoSync {
@@ -54,7 +55,7 @@ func newArgoSync(t *testing.T, app application) *argoSync {
 	require.NoError(t, err)
 	t.Cleanup(cleanup)
 	app.tracking = true
-	return &argoSync{app: app, engine: e}
+	return &argoSync{app: app, engine: e, cache: clusterCache}
 }
 
 // sync generates the Application's manifests through argocd-cmp-server and
