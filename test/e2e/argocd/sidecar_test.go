@@ -112,6 +112,9 @@ func sidecarRunArgs(t *testing.T, b installBuild, cmpServer, sockDir string) []s
 		case v.ConfigMap != nil:
 			require.Equal(t, cm.Name, v.ConfigMap.Name)
 			require.NotEmpty(t, m.SubPath)
+			shipped, err := os.ReadFile(filepath.Join(env.repo, "examples", "argocd", m.SubPath))
+			require.NoError(t, err)
+			require.Equal(t, string(shipped), cm.Data[m.SubPath], "the ConfigMap holds %s as shipped", m.SubPath)
 			src = filepath.Join(host, m.Name, m.SubPath)
 			require.NoError(t, writeFile(src, cm.Data[m.SubPath]))
 		case v.EmptyDir != nil:
