@@ -46,28 +46,26 @@ type argoCDSettings struct {
 // readArgoCDEnv reads the plugin environment through lookup (os.LookupEnv
 // in the command). The owner-reference policy comes from the parameter
 // owner-references, else the plugin env FLAPP_OWNER_REFERENCES, else Never;
-// an empty value counts as unset. A wrong value, a parameter the plugin
-// does not declare, or owner-references given as a map or an array is an
-// error: the render never falls back silently.
+// an empty value counts as unset. A wrong value (also one the other
+// overrides), a parameter the plugin does not declare, or owner-references
+// given as a map or an array is an error: the render never falls back
+// silently.
 func readArgoCDEnv(lookup func(string) (string, bool)) (argoCDSettings, error) {
 	s := argoCDSettings{ownerReferences: argoCDDefaultOwnerReferences}
 	param, err := ownerReferencesParameter(lookup)
 	if err != nil {
 		return s, err
 	}
-	switch env, _ := lookup(argoCDEnvOwnerRefs); {
-	case param != "":
-		policy, err := fn.ParseOwnerReferences(fmt.Sprintf("the plugin parameter %s (%s)", argoCDOwnerRefsParameter, argoCDParamOwnerRefs), param)
-		if err != nil {
+	// Both are checked, so that a wrong value never hides behind another.
+	if env, _ := lookup(argoCDEnvOwnerRefs); env != "" {
+		if s.ownerReferences, err = fn.ParseOwnerReferences(fmt.Sprintf("the plugin env FLAPP_OWNER_REFERENCES (%s)", argoCDEnvOwnerRefs), env); err != nil {
 			return s, err
 		}
-		s.ownerReferences = policy
-	case env != "":
-		policy, err := fn.ParseOwnerReferences(fmt.Sprintf("the plugin env FLAPP_OWNER_REFERENCES (%s)", argoCDEnvOwnerRefs), env)
-		if err != nil {
+	}
+	if param != "" {
+		if s.ownerReferences, err = fn.ParseOwnerReferences(fmt.Sprintf("the plugin parameter %s (%s)", argoCDOwnerRefsParameter, argoCDParamOwnerRefs), param); err != nil {
 			return s, err
 		}
-		s.ownerReferences = policy
 	}
 	s.config, _ = lookup(argoCDEnvConfig)
 	return s, nil

@@ -76,8 +76,8 @@ func TestRenderOptionsFromArgoCDFlagsWin(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, given, opts)
 
-	// The flag --owner-references does not excuse a wrong value elsewhere:
-	// the environment is read whole, so a typo never hides.
+	// The flag --owner-references does not excuse a wrong value in the
+	// environment: it is read whole, so a typo never hides.
 	_, err = RenderOptionsFromArgoCD(lookupIn(map[string]string{"ARGOCD_ENV_FLAPP_OWNER_REFERENCES": "Sometimes"}), given, func(string) bool { return true })
 	require.Error(t, err)
 }
@@ -94,7 +94,9 @@ func TestRenderOptionsFromArgoCDErrors(t *testing.T) {
 		"a wrong PARAM_ alone": {map[string]string{"PARAM_OWNER_REFERENCES": "Always"},
 			`the plugin parameter owner-references (PARAM_OWNER_REFERENCES) must be one of IfKnown, Required, Never, not "Always"`},
 		"a wrong parameter, a good plugin env": {with(argoCDParams(`[{"name":"owner-references","string":"x"}]`, "x"), "ARGOCD_ENV_FLAPP_OWNER_REFERENCES", "Never"),
-			`not "x"`},
+			`the plugin parameter owner-references (PARAM_OWNER_REFERENCES) must be one of IfKnown, Required, Never, not "x"`},
+		"a good parameter, a wrong plugin env": {with(argoCDParams(`[{"name":"owner-references","string":"Never"}]`, "Never"), "ARGOCD_ENV_FLAPP_OWNER_REFERENCES", "x"),
+			`the plugin env FLAPP_OWNER_REFERENCES (ARGOCD_ENV_FLAPP_OWNER_REFERENCES) must be one of IfKnown, Required, Never, not "x"`},
 		"an unknown parameter": {argoCDParams(`[{"name":"owner-reference","string":"IfKnown"}]`, ""),
 			`unknown plugin parameter "owner-reference" in the Application; the plugin's only parameter is owner-references`},
 		"a map": {argoCDParams(`[{"name":"owner-references","map":{"a":"IfKnown"}}]`, ""),
