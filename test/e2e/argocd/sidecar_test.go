@@ -145,7 +145,7 @@ func TestSidecarInTheFunctionImage(t *testing.T) {
 	b := buildInstall(t)
 
 	build := exec.Command("make", "-C", env.repo, "image", "IMAGE="+sidecarImage)
-	build.Env = append(vars, "GOTOOLCHAIN=local")
+	build.Env = append(append([]string{}, vars...), "GOTOOLCHAIN=local")
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "make image: %s", out)
 	t.Cleanup(func() { _, _ = podman(t, vars, "rmi", "-f", sidecarImage) })
