@@ -70,10 +70,12 @@ e2e-clients: build
 	$(MAKE) e2e-argocd
 
 ## e2e-argocd: the real Argo CD v3.6.1 (argocd-cmp-server, the repo-server's GenerateManifests,
-## gitops-engine's sync) in its own module, test/e2e/argocd, the only place that uses Go 1.27.
+## gitops-engine's sync; the install kustomization; cmp-server inside the function image under
+## podman) in its own module, test/e2e/argocd, the only place that uses Go 1.27.
 ## Same -trimpath and CGO_ENABLED as hack/build-argocd.sh, so the builds (and lint) share the cache.
 ARGOCD_ENV := GOTOOLCHAIN=go1.27.3 CGO_ENABLED=0 GOFLAGS=-trimpath
 e2e-argocd: build
+	bash test/e2e/hack/podman.sh >/dev/null
 	bash test/e2e/hack/build-k8s.sh >/dev/null
 	bash test/e2e/hack/build-helm.sh >/dev/null
 	bash test/e2e/hack/build-argocd.sh >/dev/null

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/fedlearner/flapp-services/fn"
 	"github.com/fedlearner/flapp-services/internal/loader"
@@ -58,6 +59,7 @@ render. Configuration, integrations and examples: ` + readme,
 	}
 
 	var opts RenderOptions
+	var renderArgoCD, discoverArgoCD bool
 	renderCmd := &cobra.Command{
 		Use:   "render [PATH...]",
 		Short: "Print the given manifests plus the generated Services as one YAML stream",
@@ -84,6 +86,12 @@ stdout and the exit code is 1. Details: ` + readme,
 				return fmt.Errorf("--max-object-nodes must be a positive integer, not %d", opts.MaxObjectNodes)
 			}
 			opts.Paths = args
+			if renderArgoCD {
+				var err error
+				if opts, err = RenderOptionsFromArgoCD(os.LookupEnv, opts, cmd.Flags().Changed); err != nil {
+					return err
+				}
+			}
 			return RunRender(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -98,6 +106,7 @@ stdout and the exit code is 1. Details: ` + readme,
 	renderCmd.Flags().IntVar(&opts.MaxObjects, "max-objects", DefaultMaxObjects, "most objects read in one run, all files together")
 	renderCmd.Flags().IntVar(&opts.MaxDocumentNodes, "max-document-nodes", DefaultMaxDocumentNodes, "most YAML nodes one document may hold, bounded on its bytes before it is parsed")
 	renderCmd.Flags().IntVar(&opts.MaxObjectNodes, "max-object-nodes", DefaultMaxObjectNodes, "most YAML nodes one object (a document, or an item of a List) may hold")
+	renderCmd.Flags().BoolVar(&renderArgoCD, "argocd-env", false, argoCDRenderFlagUsage)
 
 	var dopts DiscoverOptions
 	discoverCmd := &cobra.Command{
@@ -114,10 +123,14 @@ cannot be read: the contract of Argo CD's discover.find command.`,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dopts.Paths = args
+			if discoverArgoCD {
+				dopts = DiscoverOptionsFromArgoCD(os.LookupEnv, dopts, cmd.Flags().Changed)
+			}
 			return RunDiscover(dopts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	discoverCmd.Flags().StringVar(&dopts.Config, "config", "", "the render's --config file, which is not a manifest")
+	discoverCmd.Flags().BoolVar(&discoverArgoCD, "argocd-env", false, argoCDDiscoverFlagUsage)
 
 	versionCmd := &cobra.Command{
 		Use:   "version",

@@ -198,7 +198,9 @@ func TestEmptyDirectoryFails(t *testing.T) {
 }
 
 // The owner-reference policy: the parameter wins over the plugin env, the env
-// over the default Never; FLAPP_CONFIG names a function config file.
+// over the default Never; FLAPP_CONFIG names a function config file. Argo CD
+// sets the parameters both as ARGOCD_APP_PARAMETERS (JSON) and as PARAM_*;
+// `render --argocd-env` reads them.
 func TestParametersAndEnv(t *testing.T) {
 	const uid = "0f4e3a3e-8c53-4d1c-9d0e-6f0b7a1d2c3b"
 	exported := flapp("mnist", "", 2)
@@ -267,7 +269,14 @@ func TestParametersAndEnv(t *testing.T) {
 	}{
 		"Required without a uid (env)":   {"git", namedPlugin(map[string]string{"FLAPP_OWNER_REFERENCES": "Required"}, nil), "ownerReferences is Required but the FLApp's UID is unknown"},
 		"Required without a uid (param)": {"git", namedPlugin(nil, map[string]string{"owner-references": "Required"}), "ownerReferences is Required but the FLApp's UID is unknown"},
-		"a wrong value":                  {"git", namedPlugin(map[string]string{"FLAPP_OWNER_REFERENCES": "Sometimes"}, nil), `--owner-references must be one of`},
+		"a wrong value (env)": {"git", namedPlugin(map[string]string{"FLAPP_OWNER_REFERENCES": "Sometimes"}, nil),
+			`the plugin env FLAPP_OWNER_REFERENCES (ARGOCD_ENV_FLAPP_OWNER_REFERENCES) must be one of IfKnown, Required, Never, not "Sometimes"`},
+		"a wrong value (param)": {"git", namedPlugin(map[string]string{"FLAPP_OWNER_REFERENCES": "IfKnown"}, map[string]string{"owner-references": "never"}),
+			`the plugin parameter owner-references (PARAM_OWNER_REFERENCES) must be one of IfKnown, Required, Never, not "never"`},
+		"an array parameter": {"git", arrayParameter("owner-references", "IfKnown"),
+			"the plugin parameter owner-references must be a string (IfKnown, Required or Never), not a map or an array"},
+		"an unknown parameter": {"git", namedPlugin(nil, map[string]string{"owner-reference": "IfKnown"}),
+			`unknown plugin parameter "owner-reference" in the Application; the plugin's only parameter is owner-references`},
 		"FLAPP_CONFIG with a ceiling of 2": {"git", namedPlugin(map[string]string{"FLAPP_CONFIG": "config/strict.yaml"}, nil),
 			"more than maxServicesPerFLApp (2)"},
 		"FLAPP_CONFIG naming a missing file": {"git-without-config", namedPlugin(map[string]string{"FLAPP_CONFIG": "flapp-services.yaml"}, nil),
@@ -291,4 +300,12 @@ func TestParametersAndEnv(t *testing.T) {
 		assert.Equal(t, render(t, filepath.Join(root, "git"), "--owner-references", "Never", "--config", "flapp-services.yaml", "."),
 			manifestValues(t, resp))
 	})
+}
+
+// arrayParameter is an Application parameter given as an array, which Argo CD
+// passes in ARGOCD_APP_PARAMETERS and as PARAM_<NAME>_<i>, never as PARAM_<NAME>.
+func arrayParameter(name string, values ...string) *v1alpha1.ApplicationSourcePlugin {
+	p := namedPlugin(nil, nil)
+	p.Parameters = append(p.Parameters, v1alpha1.ApplicationSourcePluginParameter{Name: name, OptionalArray: &v1alpha1.OptionalArray{Array: values}})
+	return p
 }

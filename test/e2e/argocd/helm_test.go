@@ -65,6 +65,7 @@ func TestHelmVariant(t *testing.T) {
 		config: filepath.Join(env.repo, "examples", "argocd", "helm", "plugin.yaml"),
 		name:   helmPluginName,
 		tools:  map[string]string{"helm": helm},
+		shell:  true,
 	})
 	require.NoError(t, err)
 	t.Cleanup(stop)

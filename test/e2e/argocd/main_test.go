@@ -234,11 +234,12 @@ func flappServicesBinary(dir string) (string, error) {
 }
 
 // pluginSpec is one plugin sidecar: its plugin.yaml, its name (the socket's)
-// and the tools on its PATH besides bash and flapp-services.
+// and the tools on its PATH besides flapp-services.
 type pluginSpec struct {
 	config string
 	name   string
 	tools  map[string]string // name on PATH -> binary
+	shell  bool              // bash and coreutils on PATH too
 }
 
 // startCMPServer starts argocd-cmp-server with examples/argocd/plugin.yaml
@@ -256,9 +257,10 @@ func startCMPServer(ctx context.Context, tmp string) (stop func(), err error) {
 }
 
 // startPlugin starts argocd-cmp-server as a plugin sidecar does: plugin.yaml
-// (copied byte for byte) in its config dir, bash, flapp-services and the
-// spec's tools on PATH, its socket in the shared socket directory. It returns
-// once the socket exists.
+// (copied byte for byte) in its config dir, flapp-services and the spec's
+// tools on PATH (bash only when the spec asks for a shell: the plain
+// plugin's sidecar image has none), its socket in the shared socket
+// directory. It returns once the socket exists.
 func startPlugin(ctx context.Context, tmp string, spec pluginSpec) (stop func(), err error) {
 	base := filepath.Join(tmp, spec.name)
 	configDir := filepath.Join(base, "config")
@@ -285,12 +287,16 @@ func startPlugin(ctx context.Context, tmp string, spec pluginSpec) (stop func(),
 			return nil, err
 		}
 	}
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		return nil, err
+	// What the sidecar image has: the tools, and for a shell plugin bash
+	// and coreutils.
+	path := pathDir
+	if spec.shell {
+		bash, err := exec.LookPath("bash")
+		if err != nil {
+			return nil, err
+		}
+		path += ":" + filepath.Dir(bash) + ":/usr/bin:/bin"
 	}
-	// What the sidecar image has: bash, coreutils and the tools.
-	path := pathDir + ":" + filepath.Dir(bash) + ":/usr/bin:/bin"
 
 	logPath := filepath.Join(base, "argocd-cmp-server.log")
 	logFile, err := os.Create(logPath)

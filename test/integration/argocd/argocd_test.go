@@ -97,7 +97,8 @@ func readPluginFile(t *testing.T, rel string) pluginConfig {
 }
 
 // The Application refers to the plugin by its name, at the example app path,
-// with env names the plugin reads.
+// with env names the plugin reads (`--argocd-env`, listed in plugin.yaml's
+// comments); generate and discover exec flapp-services without a shell.
 func TestApplication(t *testing.T) {
 	pc := readPlugin(t)
 	b, err := os.ReadFile(filepath.Join(h.RepoRoot(), "examples/argocd/application.yaml"))
@@ -126,9 +127,13 @@ func TestApplication(t *testing.T) {
 	assert.Equal(t, name, app.Spec.Source.Plugin.Name)
 	assert.DirExists(t, filepath.Join(h.RepoRoot(), app.Spec.Source.Path))
 	assert.NotEmpty(t, app.Spec.Destination.Namespace)
-	script := strings.Join(pc.Spec.Generate.Args, "\n")
+	assert.Equal(t, []string{"flapp-services", "render", "--argocd-env", "."}, pc.Spec.Generate.Command)
+	assert.Empty(t, pc.Spec.Generate.Args)
+	assert.Equal(t, []string{"flapp-services", "discover", "--argocd-env", "."}, pc.Spec.Discover.Find.Command)
+	plugin, err := os.ReadFile(filepath.Join(h.RepoRoot(), "examples/argocd/plugin.yaml"))
+	require.NoError(t, err)
 	for _, e := range app.Spec.Source.Plugin.Env {
-		assert.Contains(t, script, "ARGOCD_ENV_"+e.Name, "plugin.yaml does not read env %s", e.Name)
+		assert.Contains(t, string(plugin), "ARGOCD_ENV_"+e.Name, "plugin.yaml does not name env %s", e.Name)
 	}
 }
 
@@ -159,9 +164,12 @@ func TestRepoServerPatch(t *testing.T) {
 	assert.Equal(t, "quay.io/argoproj/argocd:v3.2.0", pod.Containers[byName["argocd-repo-server"]].Image, "repo-server untouched")
 	c := pod.Containers[byName["flapp-services"]]
 	assert.Equal(t, []string{"/var/run/argocd/argocd-cmp-server"}, c.Command)
+	assert.True(t, strings.HasPrefix(c.Image, "ghcr.io/fedlearner/flapp-services:"), "the sidecar is the function image, not %s", c.Image)
 	require.NotNil(t, c.SecurityContext)
 	require.NotNil(t, c.SecurityContext.RunAsUser)
 	assert.Equal(t, int64(999), *c.SecurityContext.RunAsUser)
+	require.NotNil(t, c.SecurityContext.RunAsGroup)
+	assert.Equal(t, int64(999), *c.SecurityContext.RunAsGroup)
 
 	mounts := map[string]string{}
 	for _, m := range c.VolumeMounts {
