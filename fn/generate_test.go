@@ -16,7 +16,7 @@ import (
 // share a file (same FLApp name, two namespaces, one directory) must be
 // numbered per file.
 func TestPathAndIndexUniquePerFile(t *testing.T) {
-	input, err := os.ReadFile(filepath.Join(goldenDir, "kpt-same-name-two-namespaces", "input.yaml"))
+	input, err := os.ReadFile(filepath.Join("../testdata", "kpt-same-name-two-namespaces", "input.yaml"))
 	require.NoError(t, err)
 	items, err := (&kio.ByteReadWriter{Reader: bytes.NewReader(input)}).Read()
 	require.NoError(t, err)

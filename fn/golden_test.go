@@ -1,7 +1,9 @@
-package fn
+package fn_test
 
 import (
 	"bytes"
+	"github.com/fedlearner/flapp-services/fn"
+	"github.com/fedlearner/flapp-services/fn/fntest"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -26,7 +28,7 @@ func TestGolden(t *testing.T) {
 	}
 	checker := frameworktestutil.ProcessorResultsChecker{
 		TestDataDirectory: goldenDir,
-		Processor:         func() framework.ResourceListProcessor { return Processor{} },
+		Processor:         func() framework.ResourceListProcessor { return fn.Processor{} },
 	}
 	checker.Assert(t)
 	assert.GreaterOrEqual(t, len(checker.TestCasesRun()), 25)
@@ -36,7 +38,7 @@ func TestGolden(t *testing.T) {
 // frameworktestutil checks only errors.txt for them, but their output (the
 // items unchanged, plus the error results) is documentation too.
 func TestGoldenErrorOutputs(t *testing.T) {
-	for _, dir := range goldenCases(t) {
+	for _, dir := range fntest.GoldenCases(t, goldenDir) {
 		if _, err := os.Stat(filepath.Join(dir, "errors.txt")); err != nil {
 			continue
 		}
@@ -45,7 +47,7 @@ func TestGoldenErrorOutputs(t *testing.T) {
 			require.NoError(t, err)
 			want, err := os.ReadFile(filepath.Join(dir, "expected.yaml"))
 			require.NoError(t, err)
-			got, err := execute(input, false)
+			got, err := fntest.Execute(input, false)
 			require.Error(t, err)
 			assert.Equal(t, string(want), string(got))
 		})
@@ -55,16 +57,16 @@ func TestGoldenErrorOutputs(t *testing.T) {
 // TestGoldenSecondRun feeds every success case its own output: the items must
 // come back byte for byte (kpt renders twice and expects no change).
 func TestGoldenSecondRun(t *testing.T) {
-	for _, dir := range goldenCases(t) {
+	for _, dir := range fntest.GoldenCases(t, goldenDir) {
 		if _, err := os.Stat(filepath.Join(dir, "errors.txt")); err == nil {
 			continue
 		}
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			first, err := os.ReadFile(filepath.Join(dir, "expected.yaml"))
 			require.NoError(t, err)
-			second, err := execute(first, false)
+			second, err := fntest.Execute(first, false)
 			require.NoError(t, err)
-			assert.Equal(t, withoutResults(t, first), withoutResults(t, second))
+			assert.Equal(t, fntest.WithoutResults(t, first), fntest.WithoutResults(t, second))
 		})
 	}
 }
@@ -73,7 +75,7 @@ func TestGoldenSecondRun(t *testing.T) {
 // items and checks the generated Services come out identical.
 func TestGeneratedServicesIndependentOfInputOrder(t *testing.T) {
 	rnd := rand.New(rand.NewSource(1))
-	for _, dir := range goldenCases(t) {
+	for _, dir := range fntest.GoldenCases(t, goldenDir) {
 		if _, err := os.Stat(filepath.Join(dir, "errors.txt")); err == nil {
 			continue
 		}
@@ -82,28 +84,17 @@ func TestGeneratedServicesIndependentOfInputOrder(t *testing.T) {
 		rw := &kio.ByteReadWriter{Reader: bytes.NewReader(input)}
 		items, err := rw.Read()
 		require.NoError(t, err)
-		cfg, _ := ParseConfig(rw.FunctionConfig)
-		_, want, results := Generate(items, cfg)
+		cfg, _ := fn.ParseConfig(rw.FunctionConfig)
+		_, want, results := fn.Generate(items, cfg)
 		require.Zero(t, results.ExitCode(), dir)
 		for i := 0; i < 5; i++ {
 			shuffled := append([]*yaml.RNode(nil), items...)
 			rnd.Shuffle(len(shuffled), func(a, b int) { shuffled[a], shuffled[b] = shuffled[b], shuffled[a] })
-			_, got, results := Generate(shuffled, cfg)
+			_, got, results := fn.Generate(shuffled, cfg)
 			require.Zero(t, results.ExitCode(), dir)
 			assert.Equal(t, encode(t, want), encode(t, got), dir)
 		}
 	}
-}
-
-func goldenCases(t *testing.T) []string {
-	t.Helper()
-	dirs, err := filepath.Glob(filepath.Join(goldenDir, "*", "input.yaml"))
-	require.NoError(t, err)
-	require.NotEmpty(t, dirs)
-	for i := range dirs {
-		dirs[i] = filepath.Dir(dirs[i])
-	}
-	return dirs
 }
 
 // updateGolden writes every case's expected.yaml from the current code. It
@@ -111,39 +102,19 @@ func goldenCases(t *testing.T) []string {
 // overwrite each errors.txt (hand-written regular expressions) with the
 // literal error text.
 func updateGolden(t *testing.T) {
-	for _, dir := range goldenCases(t) {
+	for _, dir := range fntest.GoldenCases(t, goldenDir) {
 		input, err := os.ReadFile(filepath.Join(dir, "input.yaml"))
 		require.NoError(t, err)
-		got, _ := execute(input, false) // error cases are checked against errors.txt by TestGolden
+		got, _ := fntest.Execute(input, false) // error cases are checked against errors.txt by TestGolden
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "expected.yaml"), got, 0o644))
 	}
 	t.Skip("updated testdata/*/expected.yaml; read the diff, then run the tests without UPDATE_GOLDEN")
 }
 
-// execute runs the processor like frameworktestutil (keepReaderAnnotations
-// false) or like kyaml's command in KRM mode (true).
-func execute(input []byte, keepReaderAnnotations bool) ([]byte, error) {
-	var out bytes.Buffer
-	err := framework.Execute(Processor{}, &kio.ByteReadWriter{
-		Reader: bytes.NewReader(input), Writer: &out, KeepReaderAnnotations: keepReaderAnnotations,
-	})
-	return out.Bytes(), err
-}
-
-func withoutResults(t *testing.T, rl []byte) string {
-	t.Helper()
-	node, err := yaml.Parse(string(rl))
-	require.NoError(t, err)
-	require.NoError(t, node.PipeE(yaml.Clear("results")))
-	s, err := node.String()
-	require.NoError(t, err)
-	return s
-}
-
 // encode writes the generated Services only.
-func encode(t *testing.T, out *Output) string {
+func encode(t *testing.T, out *fn.Output) string {
 	t.Helper()
 	var buf bytes.Buffer
-	require.NoError(t, kio.ByteWriter{Writer: &buf}.Write(WithServiceNodes(nil, out.Services())))
+	require.NoError(t, kio.ByteWriter{Writer: &buf}.Write(fn.WithServiceNodes(nil, out.Services())))
 	return buf.String()
 }

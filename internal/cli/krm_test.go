@@ -2,17 +2,15 @@ package cli
 
 import (
 	"bytes"
+	"github.com/fedlearner/flapp-services/fn/fntest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/fedlearner/flapp-services/fn"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 const goldenDir = "../../testdata"
@@ -21,11 +19,11 @@ const goldenDir = "../../testdata"
 // what framework.Execute writes with fn.Processor with kyaml's KRM-mode settings, and fails
 // exactly when it fails.
 func TestKRMModeMatchesFramework(t *testing.T) {
-	for _, dir := range goldenCases(t) {
+	for _, dir := range fntest.GoldenCases(t, goldenDir) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			input, err := os.ReadFile(filepath.Join(dir, "input.yaml"))
 			require.NoError(t, err)
-			want, wantErr := execute(input, true)
+			want, wantErr := fntest.Execute(input, true)
 
 			var out, stderr bytes.Buffer
 			gotErr := RunKRM(bytes.NewReader(input), &out, &stderr)
@@ -39,37 +37,6 @@ func TestKRMModeMatchesFramework(t *testing.T) {
 			}
 		})
 	}
-}
-
-func goldenCases(t *testing.T) []string {
-	t.Helper()
-	dirs, err := filepath.Glob(filepath.Join(goldenDir, "*", "input.yaml"))
-	require.NoError(t, err)
-	require.NotEmpty(t, dirs)
-	for i := range dirs {
-		dirs[i] = filepath.Dir(dirs[i])
-	}
-	return dirs
-}
-
-// execute runs fn.Processor like kyaml's command in KRM mode
-// (keepReaderAnnotations true) or like frameworktestutil (false).
-func execute(input []byte, keepReaderAnnotations bool) ([]byte, error) {
-	var out bytes.Buffer
-	err := framework.Execute(fn.Processor{}, &kio.ByteReadWriter{
-		Reader: bytes.NewReader(input), Writer: &out, KeepReaderAnnotations: keepReaderAnnotations,
-	})
-	return out.Bytes(), err
-}
-
-func withoutResults(t *testing.T, rl []byte) string {
-	t.Helper()
-	node, err := yaml.Parse(string(rl))
-	require.NoError(t, err)
-	require.NoError(t, node.PipeE(yaml.Clear("results")))
-	s, err := node.String()
-	require.NoError(t, err)
-	return s
 }
 
 // onlyWarnings checks the stderr of a success: nothing, or warnings, one
@@ -128,6 +95,6 @@ func FuzzKRM(f *testing.F) {
 		onlyWarnings(t, stderr.String())
 		var again bytes.Buffer
 		require.NoError(t, RunKRM(bytes.NewReader(out.Bytes()), &again, &stderr), stderr.String())
-		assert.Equal(t, withoutResults(t, out.Bytes()), withoutResults(t, again.Bytes()), "a second run changes nothing")
+		assert.Equal(t, fntest.WithoutResults(t, out.Bytes()), fntest.WithoutResults(t, again.Bytes()), "a second run changes nothing")
 	})
 }

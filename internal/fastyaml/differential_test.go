@@ -3,6 +3,7 @@ package fastyaml_test
 import (
 	"bytes"
 	"fmt"
+	"github.com/fedlearner/flapp-services/fn/fntest"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -25,17 +26,6 @@ import (
 // its callers, cli.RunKRM and cli.RunRender.
 
 const goldenDir = "../../testdata"
-
-func goldenCases(t testing.TB) []string {
-	t.Helper()
-	dirs, err := filepath.Glob(filepath.Join(goldenDir, "*", "input.yaml"))
-	require.NoError(t, err)
-	require.NotEmpty(t, dirs)
-	for i := range dirs {
-		dirs[i] = filepath.Dir(dirs[i])
-	}
-	return dirs
-}
 
 // run is one run of either mode: what it wrote on stdout and stderr, and
 // whether it failed.
@@ -78,7 +68,7 @@ func assertKRMMatches(t *testing.T, name string, input []byte) []byte {
 // TestFastKRMGolden: on every golden input, and on every golden output fed
 // back (the kpt case), the fast KRM path writes what framework.Execute writes.
 func TestFastKRMGolden(t *testing.T) {
-	for _, dir := range goldenCases(t) {
+	for _, dir := range fntest.GoldenCases(t, goldenDir) {
 		for _, file := range []string{"input.yaml", "expected.yaml"} {
 			data, err := os.ReadFile(filepath.Join(dir, file))
 			require.NoError(t, err)
@@ -226,7 +216,7 @@ func assertRenderMatches(t *testing.T, name string, paths ...string) bool {
 // and on the bundled example writes what kio.ByteWriter writes.
 func TestFastRenderGolden(t *testing.T) {
 	assert.True(t, assertRenderMatches(t, "examples/basic", "../../examples/basic"))
-	for _, dir := range goldenCases(t) {
+	for _, dir := range fntest.GoldenCases(t, goldenDir) {
 		data, err := os.ReadFile(filepath.Join(dir, "input.yaml"))
 		require.NoError(t, err)
 		rw := &kio.ByteReadWriter{Reader: bytes.NewReader(data), OmitReaderAnnotations: true}
@@ -285,7 +275,7 @@ func TestFastRenderRandom(t *testing.T) {
 // kyaml encodes them, and all of them take the fast path.
 func TestFastEncoderGoldenServices(t *testing.T) {
 	n := 0
-	for _, dir := range goldenCases(t) {
+	for _, dir := range fntest.GoldenCases(t, goldenDir) {
 		input, err := os.ReadFile(filepath.Join(dir, "input.yaml"))
 		require.NoError(t, err)
 		rw := &kio.ByteReadWriter{Reader: bytes.NewReader(input)}
@@ -326,7 +316,7 @@ func TestFastEncoderGoldenServices(t *testing.T) {
 //
 //	go test ./internal/fastyaml -run '^$' -fuzz FuzzFastKRM
 func FuzzFastKRM(f *testing.F) {
-	for _, dir := range goldenCases(f) {
+	for _, dir := range fntest.GoldenCases(f, goldenDir) {
 		for _, file := range []string{"input.yaml", "expected.yaml"} {
 			data, err := os.ReadFile(filepath.Join(dir, file))
 			require.NoError(f, err)
