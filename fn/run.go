@@ -34,9 +34,6 @@ func NewRun() *Run {
 	}
 }
 
-// Items is how many items were added.
-func (r *Run) Items() int { return r.items }
-
 // Output is a successful run's generated Services, produced on demand in
 // their output order: sorted by namespace, FLApp, replica type and index.
 type Output struct {
