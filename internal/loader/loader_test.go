@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -184,4 +185,91 @@ func TestSpecialFilesAreRefused(t *testing.T) {
 	tree(t, base, map[string]string{"repo/apps/zero.yaml": "/dev/zero"})
 	_, err := list(t, None, Limits{}, "apps")
 	wantErr(t, err, "apps/zero.yaml is not a regular file (a device)")
+}
+
+// sized lays out files of the given sizes under repo/ (sparse: nothing is
+// written) and makes repo the current directory.
+func sized(t *testing.T, sizes map[string]int64) {
+	t.Helper()
+	files := map[string]string{}
+	for p := range sizes {
+		files["repo/"+p] = ""
+	}
+	root := tree(t, files, nil)
+	for p, n := range sizes {
+		if err := os.Truncate(filepath.Join(root, "repo", p), n); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestDefaultCeilings: a Loader given no ceilings enforces the documented
+// defaults (SECURITY.md, internal/cli.Limits): 8Mi a file, 32Mi in all.
+func TestDefaultCeilings(t *testing.T) {
+	const mi = 1 << 20
+	l, err := New(RootOnly, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := l.Limits(), (Limits{MaxFileSize: 8 * mi, MaxInputSize: 32 * mi}); got != want {
+		t.Errorf("Limits() = %+v, want %+v", got, want)
+	}
+
+	for name, tc := range map[string]struct {
+		sizes map[string]int64
+		want  string // "" when the files are read
+	}{
+		"a file of 8Mi":   {map[string]int64{"apps/a.yaml": 8 * mi}, ""},
+		"a file of 8Mi+1": {map[string]int64{"apps/a.yaml": 8*mi + 1}, "apps/a.yaml is 8388609 bytes (8.0Mi), over the ceiling of 8Mi per file (--max-file-size)"},
+		"32Mi in all":     {map[string]int64{"apps/a.yaml": 8 * mi, "apps/b.yaml": 8 * mi, "apps/c.yaml": 8 * mi, "apps/d.yaml": 8 * mi}, ""},
+		"32Mi+1 in all":   {map[string]int64{"apps/a.yaml": 8 * mi, "apps/b.yaml": 8 * mi, "apps/c.yaml": 8 * mi, "apps/d.yaml": 8 * mi, "apps/e.yaml": 1}, "apps/e.yaml brings the input to 33554433 bytes (32.0Mi), over the ceiling of 32Mi in total (--max-input-size)"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			sized(t, tc.sizes)
+			_, err := list(t, RootOnly, Limits{}, "apps")
+			if tc.want == "" {
+				if err != nil {
+					t.Error(err)
+				}
+				return
+			}
+			wantErr(t, err, tc.want)
+		})
+	}
+
+	if _, err := l.ReadStream("<stdin>", bytes.NewReader(make([]byte, 8*mi))); err != nil {
+		t.Errorf("stdin of 8Mi: %v", err)
+	}
+	_, err = l.ReadStream("<stdin>", bytes.NewReader(make([]byte, 8*mi+1)))
+	wantErr(t, err, "<stdin> is over the ceiling of 8Mi per file (--max-file-size)")
+}
+
+// TestStdinCountsWithTheFiles: stdin and the files share the total ceiling,
+// whichever comes first on the command line (the files are listed first).
+func TestStdinCountsWithTheFiles(t *testing.T) {
+	tree(t, map[string]string{"repo/apps/a.yaml": "12345"}, nil)
+	read := func(files bool, stdin string) error {
+		l, err := New(RootOnly, Limits{MaxInputSize: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if files {
+			root, err := l.Resolve("apps")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := l.Files(root, ""); err != nil {
+				return err
+			}
+		}
+		_, err = l.ReadStream("<stdin>", strings.NewReader(stdin))
+		return err
+	}
+	if err := read(true, ""); err != nil {
+		t.Errorf("the files alone: %v", err)
+	}
+	if err := read(false, "1234"); err != nil {
+		t.Errorf("stdin alone: %v", err)
+	}
+	wantErr(t, read(true, "1234"), "<stdin> brings the input to 9 bytes, over the ceiling of 8 bytes in total (--max-input-size)")
 }
