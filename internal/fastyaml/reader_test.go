@@ -174,3 +174,48 @@ func TestSpoolSpillsToAnUnlinkedFile(t *testing.T) {
 	assert.Equal(t, want.Bytes(), got.Bytes())
 	require.NoError(t, s.close())
 }
+
+// TestReadObjectsKeepsALiteralsFinalNewline: splitting a file at "---"
+// eats the line break before it, which in a block scalar ending a
+// document is part of the value.
+func TestReadObjectsKeepsALiteralsFinalNewline(t *testing.T) {
+	for name, tc := range map[string]struct {
+		data, want string
+	}{
+		"literal ending the first document": {"a: |\n  text\n---\nb: 1\n", "text\n"},
+		"literal ending a middle document":  {"b: 1\n---\na: |\n  one\n  two\n---\nc: 1\n", "one\ntwo\n"},
+		"kept trailing lines":               {"a: |+\n  text\n\n---\nb: 1\n", "text\n\n"},
+		"folded":                            {"a: >\n  text\n---\nb: 1\n", "text\n"},
+		"Windows line ends":                 {"a: |\r\n  text\r\n---\r\nb: 1\r\n", "text\n"},
+		"the last document":                 {"b: 1\n---\na: |\n  text\n", "text\n"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var values []string
+			err := ReadObjects([]byte(tc.data), nil, ReadLimits{MaxNodes: 1 << 30, MaxDocuments: 1 << 30}, func(n *yaml.RNode) error {
+				if a := n.Field("a"); a != nil {
+					values = append(values, a.Value.YNode().Value)
+				}
+				return nil
+			})
+			require.NoError(t, err)
+			assert.Equal(t, []string{tc.want}, values)
+		})
+	}
+}
+
+// TestReadObjectsMaxDocuments: a file of exactly MaxDocuments documents is
+// read; one more is refused before any is parsed.
+func TestReadObjectsMaxDocuments(t *testing.T) {
+	three := []byte("a: 1\n---\nb: 2\n---\nc: 3\n")
+	read := 0
+	err := ReadObjects(three, nil, ReadLimits{MaxNodes: 1 << 30, MaxDocuments: 3}, func(*yaml.RNode) error { read++; return nil })
+	require.NoError(t, err)
+	assert.Equal(t, 3, read)
+
+	read = 0
+	err = ReadObjects(three, nil, ReadLimits{MaxNodes: 1 << 30, MaxDocuments: 2}, func(*yaml.RNode) error { read++; return nil })
+	var de *DocumentsError
+	require.ErrorAs(t, err, &de)
+	assert.Equal(t, 3, de.Documents)
+	assert.Zero(t, read, "nothing parsed")
+}
