@@ -54,6 +54,9 @@ func TestRenderOptionsFromArgoCD(t *testing.T) {
 		"parameter spelt as Argo CD may": {argoCDParams(`[{"name":"Owner_References","string":"IfKnown"}]`, "IfKnown"), "IfKnown", ""},
 		// Without the JSON (as from an Argo CD before v2.6) PARAM_ is read.
 		"PARAM_ alone": {map[string]string{"PARAM_OWNER_REFERENCES": "IfKnown"}, "IfKnown", ""},
+		// An empty ARGOCD_APP_PARAMETERS counts as unset, as every empty value.
+		"PARAM_ under an empty JSON": {map[string]string{"ARGOCD_APP_PARAMETERS": "", "PARAM_OWNER_REFERENCES": "IfKnown"}, "IfKnown", ""},
+		"PARAM_ under a blank JSON":  {map[string]string{"ARGOCD_APP_PARAMETERS": " \n", "PARAM_OWNER_REFERENCES": "Required"}, "Required", ""},
 		// The JSON names every parameter with its type: it decides.
 		"the JSON over PARAM_":    {argoCDParams("[]", "IfKnown"), "Never", ""},
 		"config from plugin env":  {map[string]string{"ARGOCD_ENV_FLAPP_CONFIG": "flapp-services.yaml"}, "Never", "flapp-services.yaml"},

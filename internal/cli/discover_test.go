@@ -37,6 +37,10 @@ func TestDiscover(t *testing.T) {
 		{"kind spelt with an escape", map[string]string{"a.yaml": strings.Replace(flappDoc, "kind: FLApp", `kind: "\x46LApp"`, 1)}, "", "FLApp in a.yaml"},
 		{"JSON", map[string]string{"a.json": `{"apiVersion":"fedlearner.k8s.io/v1alpha1","kind":"FLApp","metadata":{"name":"x"}}`}, "", "FLApp in a.json"},
 		{"JSON with a unicode escape", map[string]string{"a.json": `{"apiVersion":"fedlearner.k8s.io/v1alpha1","kind":"FL\u0041pp","metadata":{"name":"x"}}`}, "", "FLApp in a.json"},
+		// Once an object is seen, only files that can spell FLApp are parsed:
+		// with the bytes FLApp or with an escape.
+		{"an escaped kind after an object-only file", map[string]string{"a.yaml": configMapDoc, "b.yaml": strings.Replace(flappDoc, "kind: FLApp", `kind: "\x46LApp"`, 1)}, "", "FLApp in b.yaml"},
+		{"a unicode escape after an object-only file", map[string]string{"a.yaml": configMapDoc, "b.json": `{"apiVersion":"fedlearner.k8s.io/v1alpha1","kind":"\u0046LApp","metadata":{"name":"x"}}`}, "", "FLApp in b.json"},
 		{"second document", map[string]string{"all.yml": configMapDoc + "---\n" + flappDoc}, "", "FLApp in all.yml"},
 		{"nested, after other files", map[string]string{"a.yaml": configMapDoc, "b/c/d.yaml": flappDoc}, "", "FLApp in b/c/d.yaml"},
 		{"other version of the group", map[string]string{"a.yaml": strings.Replace(flappDoc, "v1alpha1", "v2", 1)}, "", "FLApp in a.yaml"},

@@ -1,12 +1,17 @@
 package cli
 
 import (
+	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/fedlearner/flapp-services/internal/loader"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // limitsTable is Limits as SECURITY.md's table shows them.
@@ -49,5 +54,158 @@ func TestLimitFlagsExist(t *testing.T) {
 		if assert.NotNil(t, f, l.Flag) && f.Name != "max-services" {
 			assert.Equal(t, strings.ReplaceAll(l.Default, ",", ""), f.DefValue, l.Flag)
 		}
+	}
+}
+
+// The file and input defaults the table (and so SECURITY.md and the flags'
+// help) shows are the ones a loader built without ceilings enforces.
+func TestLimitsTableIsTheLoaderDefaults(t *testing.T) {
+	ld, err := loader.New(loader.RootOnly, loader.Limits{})
+	require.NoError(t, err)
+	table := map[string]string{}
+	for _, l := range Limits {
+		table[l.Flag] = l.Default
+	}
+	assert.Equal(t, "8Mi", table["--max-file-size"])
+	assert.Equal(t, "32Mi", table["--max-input-size"])
+	fileSize, inputSize := resource.MustParse(table["--max-file-size"]), resource.MustParse(table["--max-input-size"])
+	assert.Equal(t, fileSize.Value(), ld.Limits().MaxFileSize)
+	assert.Equal(t, inputSize.Value(), ld.Limits().MaxInputSize)
+}
+
+// yamlNodes counts the nodes of an object as written (the mapping and
+// everything in it), independently of the code under test.
+func yamlNodes(t *testing.T, object string) int {
+	t.Helper()
+	n, err := yaml.Parse(object)
+	require.NoError(t, err)
+	var count func(*yaml.Node) int
+	count = func(n *yaml.Node) int {
+		c := 1
+		for _, child := range n.Content {
+			c += count(child)
+		}
+		return c
+	}
+	return count(n.YNode())
+}
+
+// configMap is a ConfigMap with entries data entries.
+func configMap(name string, entries int) string {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\ndata:\n")
+	for i := range entries {
+		fmt.Fprintf(&b, "  k%d: v\n", i)
+	}
+	return b.String()
+}
+
+// --max-object-nodes: an object of exactly the ceiling's nodes is read; one
+// over it is refused with the flag named, nothing on stdout, exit 1. The
+// boundary is held on a List item, counted as written; a document is held
+// away from it, as its count today also takes in the annotations the reader
+// adds to it.
+func TestMaxObjectNodes(t *testing.T) {
+	item := configMap("big", 20)
+	nodes := yamlNodes(t, item)
+	list := "apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(strings.TrimSuffix(item, "\n"), "\n", "\n  ") + "\n"
+	for name, tc := range map[string]struct {
+		file, ceiling, want string // want "" when the render passes
+	}{
+		"a List item at the ceiling": {list, strconv.Itoa(nodes), ""},
+		"a List item over it":        {list, strconv.Itoa(nodes - 1), fmt.Sprintf("x.yaml: ConfigMap big has over %d YAML nodes (--max-object-nodes)", nodes-1)},
+		"a document far under it":    {item, strconv.Itoa(2 * nodes), ""},
+		"a document over it":         {item, strconv.Itoa(nodes - 1), fmt.Sprintf("x.yaml: ConfigMap big has over %d YAML nodes (--max-object-nodes)", nodes-1)},
+		"the default":                {configMap("huge", DefaultMaxObjectNodes/2), "", fmt.Sprintf("x.yaml: ConfigMap huge has over %d YAML nodes (--max-object-nodes)", DefaultMaxObjectNodes)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := writeFiles(t, map[string]string{"x.yaml": tc.file})
+			args := []string{"render", dir}
+			if tc.ceiling != "" {
+				args = []string{"render", "--max-object-nodes", tc.ceiling, dir}
+			}
+			code, out, stderr := runMain(args, "")
+			if tc.want == "" {
+				assert.Equal(t, 0, code, stderr)
+				assert.Contains(t, out, "name: big")
+				return
+			}
+			assert.Equal(t, 1, code)
+			assert.Empty(t, out)
+			assert.Contains(t, stderr, tc.want)
+		})
+	}
+}
+
+// --max-objects: exactly the ceiling's objects are read, however they are
+// spread over files, documents and Lists; one more is refused with the
+// flag named.
+func TestMaxObjectsBoundary(t *testing.T) {
+	cm := func(name string) string { return configMap(name, 1) }
+	items := func(n int) string {
+		s := "apiVersion: v1\nkind: List\nitems:\n"
+		for i := range n {
+			s += fmt.Sprintf("- {apiVersion: v1, kind: ConfigMap, metadata: {name: i%d}}\n", i)
+		}
+		return s
+	}
+	for name, tc := range map[string]struct {
+		files map[string]string
+		want  string // "" when 3 objects pass
+	}{
+		"files at it":        {map[string]string{"a.yaml": cm("a"), "b.yaml": cm("b"), "c.yaml": cm("c")}, ""},
+		"files over it":      {map[string]string{"a.yaml": cm("a"), "b.yaml": cm("b"), "c.yaml": cm("c"), "d.yaml": cm("d")}, "d.yaml holds up to 1 documents, bringing the input over 3 objects (--max-objects)"},
+		"documents at it":    {map[string]string{"a.yaml": cm("a") + "---\n" + cm("b"), "b.yaml": cm("c")}, ""},
+		"documents over it":  {map[string]string{"a.yaml": cm("a") + "---\n" + cm("b"), "b.yaml": cm("c") + "---\n" + cm("d")}, "b.yaml holds up to 2 documents, bringing the input over 3 objects (--max-objects)"},
+		"a List at it":       {map[string]string{"l.yaml": items(3)}, ""},
+		"a List over it":     {map[string]string{"l.yaml": items(4)}, "l.yaml brings the input to 4 objects, over 3 (--max-objects)"},
+		"a List after files": {map[string]string{"a.yaml": cm("a"), "l.yaml": items(3)}, "l.yaml brings the input to 4 objects, over 3 (--max-objects)"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := writeFiles(t, tc.files)
+			code, out, stderr := runMain([]string{"render", "--max-objects", "3", dir}, "")
+			if tc.want == "" {
+				assert.Equal(t, 0, code, stderr)
+				assert.Len(t, objects(t, out), 3)
+				return
+			}
+			assert.Equal(t, 1, code)
+			assert.Empty(t, out)
+			assert.Contains(t, stderr, tc.want)
+		})
+	}
+}
+
+// --max-input-size counts stdin together with the files, wherever "-"
+// stands among the PATHs.
+func TestMaxInputSizeCountsStdin(t *testing.T) {
+	file := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: file\n"
+	stdin := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: stdin\n"
+	dir := writeFiles(t, map[string]string{"x.yaml": file})
+	both := len(file) + len(stdin)
+	over := fmt.Sprintf("<stdin> brings the input to %d bytes, over the ceiling of %d bytes in total (--max-input-size)", both, both-1)
+	for name, tc := range map[string]struct {
+		paths   []string
+		stdin   string
+		ceiling int
+		want    string // "" when the render passes
+	}{
+		"the files alone": {[]string{dir}, "", both - 1, ""},
+		"stdin alone":     {[]string{"-"}, stdin, both - 1, ""},
+		"stdin, then dir": {[]string{"-", dir}, stdin, both - 1, over},
+		"dir, then stdin": {[]string{dir, "-"}, stdin, both - 1, over},
+		"both, at it":     {[]string{"-", dir}, stdin, both, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, out, stderr := runMain(append([]string{"render", "--max-input-size", strconv.Itoa(tc.ceiling)}, tc.paths...), tc.stdin)
+			if tc.want == "" {
+				assert.Equal(t, 0, code, stderr)
+				assert.NotEmpty(t, out)
+				return
+			}
+			assert.Equal(t, 1, code)
+			assert.Empty(t, out)
+			assert.Contains(t, stderr, tc.want)
+		})
 	}
 }

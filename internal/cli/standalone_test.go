@@ -180,3 +180,71 @@ func TestRenderCheck(t *testing.T) {
 	assert.Contains(t, stderr, "+  name: normal-leader-worker-2")
 	assert.Contains(t, stderr, "-      replicas: 2")
 }
+
+// A literal block scalar ending a document that is not its file's last
+// keeps its final line break: a script or a certificate must not change.
+func TestRenderKeepsALiteralsFinalNewline(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"apps.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: script\ndata:\n  run.sh: |\n    echo hi\n---\n" + goodFLApp})
+	out, stderr, err := runRender(t, RenderOptions{Paths: []string{dir}}, "")
+	require.NoError(t, err, stderr)
+	nodes, err := (&kio.ByteReader{Reader: strings.NewReader(out), OmitReaderAnnotations: true}).Read()
+	require.NoError(t, err)
+	require.Equal(t, "script", nodes[0].GetName())
+	data, err := nodes[0].GetString("data.run\\.sh")
+	require.NoError(t, err)
+	assert.Equal(t, "echo hi\n", data)
+}
+
+// --check fails when the committed file is a strict prefix of the fresh
+// render: the Services it lacks would otherwise be applied without review.
+func TestRenderCheckRefusesAPrefix(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"apps/flapp.yaml": goodFLApp})
+	t.Chdir(dir)
+	fresh, _, err := runRender(t, RenderOptions{Paths: []string{"apps"}}, "")
+	require.NoError(t, err)
+	lastService := strings.LastIndex(fresh, "---\n")
+	require.Contains(t, fresh[lastService:], "name: normal-leader-worker-1")
+
+	for name, committed := range map[string]string{
+		"the last Service missing": fresh[:lastService],
+		"the last line break gone": strings.TrimSuffix(fresh, "\n"),
+		"empty":                    "",
+	} {
+		t.Run(name, func(t *testing.T) {
+			require.NoError(t, os.WriteFile("rendered.yaml", []byte(committed), 0o644))
+			code, out, stderr := runMain([]string{"render", "--check", "rendered.yaml", "apps"}, "")
+			assert.Equal(t, 1, code)
+			assert.Empty(t, out)
+			assert.Contains(t, stderr, "rendered.yaml is out of date")
+		})
+	}
+	require.NoError(t, os.WriteFile("rendered.yaml", []byte(fresh[:lastService]), 0o644))
+	_, _, stderr := runMain([]string{"render", "--check", "rendered.yaml", "apps"}, "")
+	assert.Contains(t, stderr, "+  name: normal-leader-worker-1", "the diff shows the missing Service")
+}
+
+// --check follows a symlink only while it stays inside the current
+// directory or a PATH: a link out of the tree is refused, naming the link,
+// before anything is read (here the file it leads to is the current render,
+// so reading it would pass).
+func TestRenderCheckThroughALinkOutOfTheTree(t *testing.T) {
+	root := writeFiles(t, map[string]string{"repo/apps/flapp.yaml": goodFLApp})
+	t.Chdir(filepath.Join(root, "repo"))
+	fresh, _, err := runRender(t, RenderOptions{Paths: []string{"apps"}}, "")
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll("../outside", 0o755))
+	require.NoError(t, os.WriteFile("../outside/rendered.yaml", []byte(fresh), 0o644))
+	require.NoError(t, os.WriteFile("rendered.yaml", []byte(fresh), 0o644))
+	require.NoError(t, os.Symlink("../outside/rendered.yaml", "out.yaml"))
+	require.NoError(t, os.Symlink("rendered.yaml", "in.yaml"))
+
+	code, out, stderr := runMain([]string{"render", "--check", "out.yaml", "apps"}, "")
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out)
+	assert.Contains(t, stderr, "--check out.yaml is a symlink to ../outside/rendered.yaml, which resolves to ")
+	assert.Contains(t, stderr, "outside the current directory and every PATH")
+	assert.NotContains(t, stderr, "out of date")
+
+	code, _, stderr = runMain([]string{"render", "--check", "in.yaml", "apps"}, "")
+	assert.Equal(t, 0, code, "a link that stays inside is followed: %s", stderr)
+}
