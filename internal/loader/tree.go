@@ -51,7 +51,11 @@ func (t *Tree) Resolve(p string) (string, error) {
 		return "", err
 	}
 	if t.l.restrictor == RootOnly && !within(resolved, t.dir) {
-		return "", t.l.outside(t.Name(p), p, resolved, t.Name(t.dir))
+		where := t.l.topName()
+		if t.dir != t.l.top {
+			where = "the PATH " + t.Name(t.dir)
+		}
+		return "", t.l.outside(t.Name(p), p, resolved, where)
 	}
 	return resolved, nil
 }
