@@ -32,7 +32,7 @@ func (r *Run) Finish(cfg Config) (*Output, framework.Results) {
 	for _, f := range r.flapps {
 		plan, errs := render.NewPlan(f.app, opts)
 		for _, e := range errs {
-			results = append(results, validationError(f, e))
+			results = append(results, r.at(f.origin, validationError(f, e)))
 		}
 		if len(errs) > 0 {
 			continue
@@ -41,21 +41,21 @@ func (r *Run) Finish(cfg Config) (*Output, framework.Results) {
 			unknownUID = append(unknownUID, objectKey{f.app.Namespace, f.app.Name}.String())
 		}
 		if collision := names.claim(f); collision != "" {
-			results = append(results, objectError(f.ref, f.file, "", collision))
+			results = append(results, r.at(f.origin, objectError(f.origin, f.ref, "", collision)))
 			continue
 		}
 		out.flapps = append(out.flapps, plannedFLApp{f, plan})
 		out.count += plan.Count()
-		results = append(results, flappInfo(f, fmt.Sprintf("generated %d Service(s)%s", plan.Count(), ownerNote(plan))))
+		results = append(results, r.at(f.origin, flappInfo(f, fmt.Sprintf("generated %d Service(s)%s", plan.Count(), ownerNote(plan)))))
 	}
 	if results.ExitCode() != 0 {
 		return nil, finish(capErrors(onlyErrors(results))) // nothing was generated or pruned
 	}
-	results = append(results, pairWarnings(r.flapps)...)
+	results = append(results, r.pairWarnings()...)
 
 	for key, svc := range r.previous {
 		if !names.generates(key) {
-			results = append(results, pruneNote(svc, key, r.pruneReason(svc, key)))
+			results = append(results, r.at(svc.origin, pruneNote(svc, key, r.pruneReason(svc, key))))
 		}
 	}
 	if len(unknownUID) > 0 {
@@ -78,7 +78,7 @@ func finish(results framework.Results) framework.Results {
 type nameClaims struct {
 	byPrefix map[objectKey]claim  // namespace, prefix
 	foreign  map[objectKey][]int  // foreign Services by namespace and prefix: their indexes
-	files    map[objectKey]string // foreign Service -> its file
+	origins  map[objectKey]Origin // foreign Service -> where it was read
 }
 
 type claim struct {
@@ -86,8 +86,8 @@ type claim struct {
 	replicas int32
 }
 
-func newNameClaims(foreign map[objectKey]string) *nameClaims {
-	c := &nameClaims{byPrefix: make(map[objectKey]claim), foreign: make(map[objectKey][]int), files: foreign}
+func newNameClaims(foreign map[objectKey]Origin) *nameClaims {
+	c := &nameClaims{byPrefix: make(map[objectKey]claim), foreign: make(map[objectKey][]int), origins: foreign}
 	for key := range foreign {
 		if prefix, index, ok := splitServiceName(key); ok {
 			c.foreign[prefix] = append(c.foreign[prefix], index)
@@ -131,7 +131,7 @@ func (c *nameClaims) claim(f *flapp) string {
 		if index, found := c.lowestForeign(prefix, replicas); found {
 			key := objectKey{prefix.namespace, prefix.name + strconv.Itoa(index)}
 			return fmt.Sprintf("Service %s would be generated for FLApp %s, but the input already holds a Service of that name that flapp-services did not generate%s; it is left as it is: remove or rename it, or rename the FLApp",
-				key, f.app.Name, inFile(c.files[key]))
+				key, f.app.Name, inFile(c.origins[key]))
 		}
 		c.byPrefix[prefix] = claim{f, replicas}
 	}
@@ -196,13 +196,16 @@ func (r *Run) pruneReason(svc *previousService, key objectKey) string {
 // placeBeside gives a generated Service a path annotation next to its FLApp's
 // file, so kpt writes it to <dir>/<flapp>.services.yaml. Two FLApps of the
 // same name in one directory (leader and follower namespaces) share that file,
-// so indexes count per file: kpt rejects a repeated path and index. Without a
-// path on the FLApp (kustomize, render mode) Services get none.
+// so indexes count per file: kpt rejects a repeated path and index. An FLApp
+// without a path annotation (kustomize) gives Services without one. Render
+// mode's reader annotates every object with its file, as kio.ByteReader
+// does, so its Services get one too; its writer clears it from every object
+// with the other reader annotations.
 func placeBeside(svc *corev1.Service, f *flapp, nextIndex map[string]int) {
-	if f.file == "" {
+	if f.path == "" {
 		return
 	}
-	file := path.Join(path.Dir(f.file), f.app.Name+".services.yaml")
+	file := path.Join(path.Dir(f.path), f.app.Name+".services.yaml")
 	svc.Annotations[kioutil.PathAnnotation] = file
 	svc.Annotations[kioutil.IndexAnnotation] = strconv.Itoa(nextIndex[file])
 	nextIndex[file]++
@@ -215,9 +218,9 @@ func ownerNote(plan *render.Plan) string {
 	return ""
 }
 
-func inFile(file string) string {
-	if file != "" {
-		return " (in " + file + ")"
+func inFile(o Origin) string {
+	if where := o.String(); where != "" && o.File != "" {
+		return " (in " + where + ")"
 	}
 	return ""
 }

@@ -16,7 +16,8 @@ import (
 // the peer's, and a leader whose peer has another count waits forever
 // ("still waiting for follower"). A mismatch is a warning, not an error:
 // the two sides may be scaled in two commits.
-func pairWarnings(flapps []*flapp) framework.Results {
+func (r *Run) pairWarnings() framework.Results {
+	flapps := r.flapps
 	byName := make(map[string][]*flapp)
 	for _, f := range flapps { // sorted by namespace and name
 		byName[f.app.Name] = append(byName[f.app.Name], f)
@@ -28,7 +29,9 @@ func pairWarnings(flapps []*flapp) framework.Results {
 		}
 		for _, follower := range byName[leader.app.Name] {
 			if strings.HasPrefix(follower.app.Spec.Role, "Follower") {
-				results = append(results, comparePair(leader, follower)...)
+				for _, w := range comparePair(leader, follower) {
+					results = append(results, r.at(follower.origin, w))
+				}
 			}
 		}
 	}

@@ -16,12 +16,12 @@ import (
 // the input, never the items themselves and never the generated Services,
 // which Output produces one at a time: memory does not grow with the output.
 type Run struct {
-	items    int // added so far
 	flapps   []*flapp
 	byKey    map[objectKey]*flapp
-	foreign  map[objectKey]string // Services this tool did not generate -> their file
+	foreign  map[objectKey]Origin // Services this tool did not generate -> where they were read
 	previous map[objectKey]*previousService
 	results  framework.Results
+	origins  map[*framework.Result]Origin // where each result's object was read
 }
 
 // NewRun starts a run. The configuration matters only to Finish: in KRM mode
@@ -29,7 +29,7 @@ type Run struct {
 func NewRun() *Run {
 	return &Run{
 		byKey:    make(map[objectKey]*flapp),
-		foreign:  make(map[objectKey]string),
+		foreign:  make(map[objectKey]Origin),
 		previous: make(map[objectKey]*previousService),
 	}
 }
@@ -70,8 +70,8 @@ func (o *Output) Services() iter.Seq[*corev1.Service] {
 func Generate(items []*yaml.RNode, cfg Config) ([]*yaml.RNode, *Output, framework.Results) {
 	run := NewRun()
 	kept := make([]*yaml.RNode, 0, len(items))
-	for _, item := range items {
-		if run.Add(item) {
+	for i, item := range items {
+		if run.Add(ItemObject(i, item)) {
 			kept = append(kept, item)
 		}
 	}

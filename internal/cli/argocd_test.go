@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -101,7 +102,7 @@ func TestRenderOptionsFromArgoCDErrors(t *testing.T) {
 		"a good parameter, a wrong plugin env": {with(argoCDParams(`[{"name":"owner-references","string":"Never"}]`, "Never"), "ARGOCD_ENV_FLAPP_OWNER_REFERENCES", "x"),
 			`the plugin env FLAPP_OWNER_REFERENCES (ARGOCD_ENV_FLAPP_OWNER_REFERENCES) must be one of IfKnown, Required, Never, not "x"`},
 		"an unknown parameter": {argoCDParams(`[{"name":"owner-reference","string":"IfKnown"}]`, ""),
-			`unknown plugin parameter "owner-reference" in the Application; the plugin's only parameter is owner-references`},
+			`unknown plugin parameter "owner-reference" in the Application; the plugin's parameters are owner-references and strict`},
 		"a map": {argoCDParams(`[{"name":"owner-references","map":{"a":"IfKnown"}}]`, ""),
 			"the plugin parameter owner-references must be a string (IfKnown, Required or Never), not a map or an array"},
 		"an array": {argoCDParams(`[{"name":"owner-references","array":["IfKnown"]}]`, ""),
@@ -183,19 +184,98 @@ func TestMainArgoCDEnv(t *testing.T) {
 	assert.Equal(t, 0, code, "without --argocd-env the environment is not read: %s", stderr)
 }
 
-// discover --argocd-env skips the config file the plugin env names: a
-// directory holding only that file holds no object, which discover claims
-// (so that the render reports it).
+// discover --argocd-env skips the config file the plugin env names: it is
+// not a manifest. A broken one mentions FLApp (kind FLAppServices), which
+// discover would otherwise claim so that the render reports it.
 func TestMainDiscoverArgoCDEnv(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"flapp-services.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: flapp-services\n"})
+	dir := writeFiles(t, map[string]string{
+		"flapp-services.yaml": "apiVersion: fn.fedlearner.k8s.io/v1alpha1\nkind: FLAppServices\nspec: [\n",
+		"cm.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n",
+	})
 	t.Chdir(dir)
 	t.Setenv("ARGOCD_ENV_FLAPP_CONFIG", "flapp-services.yaml")
 
 	code, out, stderr := runMain([]string{"discover", "."}, "")
 	require.Equal(t, 0, code, stderr)
-	assert.Empty(t, out, "without --argocd-env the config file is an object without an FLApp")
+	assert.Contains(t, out, "flapp-services.yaml mentions FLApp but does not parse", "without --argocd-env the config file is read as a manifest")
 
 	code, out, stderr = runMain([]string{"discover", "--argocd-env", "."}, "")
 	require.Equal(t, 0, code, stderr)
-	assert.NotEmpty(t, out)
+	assert.Empty(t, out)
+}
+
+// The strict parameter is read the way owner-references is: the parameter,
+// else the plugin env FLAPP_STRICT, else false; true or false only.
+func TestRenderOptionsFromArgoCDStrict(t *testing.T) {
+	for name, c := range map[string]struct {
+		env    map[string]string
+		strict bool
+		err    string
+	}{
+		"unset":                     {nil, false, ""},
+		"parameter":                 {map[string]string{"ARGOCD_APP_PARAMETERS": `[{"name":"strict","string":"true"}]`, "PARAM_STRICT": "true"}, true, ""},
+		"PARAM_ alone":              {map[string]string{"PARAM_STRICT": "true"}, true, ""},
+		"plugin env":                {map[string]string{"ARGOCD_ENV_FLAPP_STRICT": "true"}, true, ""},
+		"parameter over plugin env": {map[string]string{"ARGOCD_APP_PARAMETERS": `[{"name":"strict","string":"false"}]`, "ARGOCD_ENV_FLAPP_STRICT": "true"}, false, ""},
+		"both parameters":           {map[string]string{"ARGOCD_APP_PARAMETERS": `[{"name":"owner-references","string":"IfKnown"},{"name":"strict","string":"true"}]`}, true, ""},
+		"empty counts unset":        {map[string]string{"ARGOCD_APP_PARAMETERS": `[{"name":"strict","string":""}]`, "ARGOCD_ENV_FLAPP_STRICT": "true"}, true, ""},
+		"a wrong value":             {map[string]string{"ARGOCD_APP_PARAMETERS": `[{"name":"strict","string":"yes"}]`}, false, `the plugin parameter strict (PARAM_STRICT) must be true or false, not "yes"`},
+		"a wrong plugin env":        {map[string]string{"ARGOCD_ENV_FLAPP_STRICT": "1"}, false, `the plugin env FLAPP_STRICT (ARGOCD_ENV_FLAPP_STRICT) must be true or false, not "1"`},
+		"an array":                  {map[string]string{"ARGOCD_APP_PARAMETERS": `[{"name":"strict","array":["true"]}]`}, false, "the plugin parameter strict must be a string (true or false), not a map or an array"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			opts, err := RenderOptionsFromArgoCD(lookupIn(c.env), RenderOptions{}, noFlags)
+			if c.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), c.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, c.strict, opts.Strict)
+		})
+	}
+	opts, err := RenderOptionsFromArgoCD(lookupIn(map[string]string{"PARAM_STRICT": "true"}), RenderOptions{Strict: false}, func(name string) bool { return name == "strict" })
+	require.NoError(t, err)
+	assert.False(t, opts.Strict, "the flag wins")
+}
+
+// The repository root is the working directory less ARGOCD_APP_SOURCE_PATH.
+func TestArgoCDRoot(t *testing.T) {
+	wd := func(dir string) func() (string, error) { return func() (string, error) { return dir, nil } }
+	for name, c := range map[string]struct {
+		source, wd, root, err string
+	}{
+		"unset":          {"", "/w/repo/apps/prod", "", ""},
+		"the root":       {".", "/w/repo", "", ""},
+		"a subdirectory": {"apps/prod", "/w/repo/apps/prod", "/w/repo", ""},
+		"a trailing /":   {"apps/prod/", "/w/repo/apps/prod", "/w/repo", ""},
+		"elsewhere":      {"apps/prod", "/w/repo/other", "", "the working directory does not end in ARGOCD_APP_SOURCE_PATH=apps/prod"},
+		"a partial name": {"prod", "/w/repo/apps/preprod", "", "the working directory does not end in"},
+		"above":          {"../x", "/w/x", "", "is not a path inside the repository"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			root, err := argoCDRoot(lookupIn(map[string]string{"ARGOCD_APP_SOURCE_PATH": c.source}), wd(c.wd))
+			if c.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), c.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, c.root, root)
+		})
+	}
+}
+
+// Under --argocd-env an overlay in the Application's directory reads its
+// base from the repository root above it.
+func TestMainArgoCDEnvBuildsAnOverlay(t *testing.T) {
+	dir := overlayRepo(t, nil)
+	t.Chdir(filepath.Join(dir, "overlays", "prod"))
+	t.Setenv("ARGOCD_APP_SOURCE_PATH", "overlays/prod")
+	code, out, stderr := runMain([]string{"render", "--argocd-env", "."}, "")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "name: normal-leader-worker-3")
+	code, out, _ = runMain([]string{"render", "."}, "")
+	assert.Equal(t, 1, code, "without --argocd-env the base is outside the current directory")
+	assert.Empty(t, out)
 }

@@ -106,6 +106,7 @@ stdout and the exit code is 1. Details: ` + readme,
 	renderCmd.Flags().IntVar(&opts.MaxObjects, "max-objects", DefaultMaxObjects, "most objects read in one run, all files together")
 	renderCmd.Flags().IntVar(&opts.MaxDocumentNodes, "max-document-nodes", DefaultMaxDocumentNodes, "most YAML nodes one document may hold, bounded on its bytes before it is parsed")
 	renderCmd.Flags().IntVar(&opts.MaxObjectNodes, "max-object-nodes", DefaultMaxObjectNodes, "most YAML nodes one object (a document, or an item of a List) may hold")
+	renderCmd.Flags().BoolVar(&opts.Strict, "strict", false, "fail on any warning (exit 1, nothing on stdout): Argo CD shows a plugin's stderr only when it fails")
 	renderCmd.Flags().BoolVar(&renderArgoCD, "argocd-env", false, argoCDRenderFlagUsage)
 
 	var dopts DiscoverOptions

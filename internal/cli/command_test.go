@@ -33,7 +33,7 @@ func TestMainErrors(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Empty(t, out)
 	assert.Equal(t, 1, strings.Count(stderr, "error"), stderr)
-	assert.Contains(t, stderr, "is not a Kubernetes object")
+	assert.Contains(t, stderr, "not a Kubernetes object")
 }
 
 func TestMainKRMMode(t *testing.T) {

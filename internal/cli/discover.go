@@ -1,43 +1,56 @@
 package cli
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 
 	"github.com/fedlearner/flapp-services/fn"
+	"github.com/fedlearner/flapp-services/internal/kustomize"
 	"github.com/fedlearner/flapp-services/internal/loader"
 	"github.com/fedlearner/flapp-services/render"
-	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // DiscoverOptions are the flags of `flapp-services discover`.
 type DiscoverOptions struct {
 	Config string // the render's --config file, which is not a manifest
+	Root   string // the repository root, when not the current directory (Argo CD)
 	Paths  []string
 }
 
 // Discover answers, for a GitOps engine's plugin discovery (Argo CD's
-// discover.find), whether `render` of the same paths is this tool's job:
-// it reports a reason when the tree holds an FLApp in any form the render
-// reads (a List, quoted or commented kind, JSON, any document of a
-// multi-document file), when a file mentioning FLApp does not parse (so the
-// render reports it), or when the tree holds no object at all (so the
-// render refuses the empty render with its own message). It reports ""
-// when the tree holds objects but no FLApp: those directories are not ours.
+// discover.find, which Argo CD asks before its own Helm and kustomize
+// detection), whether `render` of the same paths is this tool's job. It
+// claims only what is ours:
 //
-// It reads the same files as the render, and parses only the files that
-// can hold an FLApp: the kind FLApp cannot be spelt without the bytes
-// "FLApp" or an escape sequence (a backslash) in the file.
+//   - a kustomization root, when its build runs flapp-services as a
+//     transformer (in any of its kustomizations): that asked for this
+//     function, which Argo CD's own kustomize cannot run;
+//   - a plain directory or file that holds an FLApp, in any form the render
+//     reads (a List, quoted or escaped kind, JSON, any document of a file),
+//     or a file mentioning FLApp that does not parse (so the render reports
+//     it).
+//
+// It claims no Helm chart (a Chart.yaml at the root), no other
+// kustomization, and no directory without an FLApp, empty ones included.
+//
+// It reads through the render's reader, with its ceilings, and parses only
+// the files that can hold an FLApp: the kind cannot be spelt without the
+// bytes "FLApp" or an escape sequence (a backslash) in the file.
 func Discover(opts DiscoverOptions) (string, error) {
-	// The render's own loader, restrictions and ceilings: discover reads
-	// the same untrusted tree.
 	ld, err := loader.New(loader.RootOnly, loader.Limits{})
 	if err != nil {
 		return "", err
+	}
+	if opts.Root != "" {
+		if err := ld.SetTop(opts.Root); err != nil {
+			return "", err
+		}
 	}
 	skip := ""
 	if opts.Config != "" {
@@ -52,55 +65,86 @@ func Discover(opts DiscoverOptions) (string, error) {
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
-	roots, err := resolvePaths(ld, paths)
-	if err != nil {
-		return "", err
-	}
-	files, err := listFiles(ld, roots, skip)
-	if err != nil {
-		return "", err
-	}
-	sawObject := false
-	for _, list := range files {
-		for _, f := range list {
-			data, err := ld.Read(f)
-			if err != nil {
-				return "", err
-			}
-			name := f.Name
-			mentions := bytes.Contains(data, []byte(render.Kind))
-			if sawObject && !mentions && !bytes.Contains(data, []byte{'\\'}) {
-				continue
-			}
-			nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true}).Read()
-			if err != nil {
-				if mentions {
-					return fmt.Sprintf("%s mentions %s but does not parse: the render will report it", name, render.Kind), nil
-				}
-				sawObject = true
-				continue
-			}
-			var objs []*yaml.RNode
-			for _, n := range nodes {
-				_ = expandObjects(n, name, func(o *yaml.RNode) error { objs = append(objs, o); return nil })
-			}
-			for _, o := range objs {
-				if o.YNode().Kind == yaml.MappingNode && fn.IsFLApp(scalar(o, "apiVersion"), scalar(o, "kind")) {
-					return fmt.Sprintf("%s in %s", render.Kind, name), nil
-				}
-			}
-			sawObject = sawObject || len(objs) > 0
+	r := newReader(ld, nil, 0, 0, 0)
+	for _, p := range paths {
+		if p == "-" {
+			continue
+		}
+		root, err := ld.Resolve(p)
+		if err != nil {
+			return "", err
+		}
+		reason, err := discoverRoot(ld, r, root, skip)
+		if reason != "" || err != nil {
+			return reason, err
 		}
 	}
-	if !sawObject {
-		return fmt.Sprintf("no Kubernetes objects in %s: the render will refuse an empty render", strings.Join(paths, ", ")), nil
+	return "", nil
+}
+
+// discoverRoot is Discover for one PATH.
+func discoverRoot(ld *loader.Loader, r *reader, root loader.Root, skip string) (string, error) {
+	if file, ok := ld.Find(root, kustomize.FileNames...); ok {
+		b, err := kustomize.Scan(ld.Tree(root), root.Path(), file, true)
+		if err != nil || len(b.Functions) == 0 {
+			return "", nil // Argo CD's kustomize builds it, or reports what is wrong
+		}
+		return fmt.Sprintf("%s runs %s as a transformer (%s)", file, kustomize.Name, b.Functions[0].Source), nil
+	}
+	if _, ok := ld.Find(root, "Chart.yaml"); ok {
+		return "", nil // Argo CD's Helm renders it
+	}
+	files, err := ld.Files(root, skip)
+	if err != nil {
+		return "", err
+	}
+	for _, f := range files {
+		data, err := ld.Read(f)
+		if err != nil {
+			return "", err
+		}
+		plainly, maybe := mentions(data, render.Kind)
+		if !maybe {
+			continue
+		}
+		for obj, err := range r.file(source{origin: fn.Origin{File: f.Name}, data: data}) {
+			if err != nil {
+				if plainly {
+					return fmt.Sprintf("%s mentions %s but does not parse (%s): the render will report it", f.Name, render.Kind, shortError(err)), nil
+				}
+				break
+			}
+			n := obj.Node
+			if n.YNode().Kind == yaml.MappingNode && fn.IsFLApp(scalar(n, "apiVersion"), scalar(n, "kind")) {
+				return fmt.Sprintf("%s in %s", render.Kind, obj.Origin), nil
+			}
+		}
 	}
 	return "", nil
+}
+
+// shortError is an error's message, cut to one short line.
+func shortError(err error) string {
+	msg := err.Error()
+	var in *inputError
+	if errors.As(err, &in) {
+		msg = in.msg
+	}
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	if len(msg) > 200 {
+		msg = msg[:200] + "..."
+	}
+	return msg
 }
 
 // RunDiscover prints Discover's reason, or nothing; the exit code is 0 either
 // way (what Argo CD's discover.find expects), 1 only when a file cannot be read.
 func RunDiscover(opts DiscoverOptions, out, errOut io.Writer) error {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(renderMemoryLimit) // the render's: discover reads what it reads
+	}
 	reason, err := Discover(opts)
 	if err != nil {
 		_, _ = fmt.Fprintf(errOut, "error: %v\n", err)

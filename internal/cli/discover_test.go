@@ -21,6 +21,16 @@ spec:
 
 const configMapDoc = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n"
 
+// kustomizationDoc lists a.yaml and the transformer entry fn.
+func kustomizationDoc(fn string) string {
+	return "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- a.yaml\ntransformers:\n- " + fn + "\n"
+}
+
+// functionDoc is a transformer entry running the image.
+func functionDoc(image string) string {
+	return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fn\n  annotations:\n    config.kubernetes.io/function: |\n      container:\n        image: " + image + "\ndata:\n  ownerReferences: Never\n"
+}
+
 func TestDiscover(t *testing.T) {
 	indented := "  " + strings.ReplaceAll(strings.TrimSuffix(flappDoc, "\n"), "\n", "\n  ") + "\n"
 	cases := []struct {
@@ -45,9 +55,15 @@ func TestDiscover(t *testing.T) {
 		{"nested, after other files", map[string]string{"a.yaml": configMapDoc, "b/c/d.yaml": flappDoc}, "", "FLApp in b/c/d.yaml"},
 		{"other version of the group", map[string]string{"a.yaml": strings.Replace(flappDoc, "v1alpha1", "v2", 1)}, "", "FLApp in a.yaml"},
 		{"a file mentioning FLApp that does not parse", map[string]string{"a.yaml": configMapDoc, "b.yaml": "kind: FLApp\nmetadata: {name: [\n"}, "", "b.yaml mentions FLApp but does not parse"},
-		{"nothing at all", map[string]string{"README.md": "# empty\n"}, "", "no Kubernetes objects in"},
-		{"only comments and separators", map[string]string{"a.yaml": "# nothing yet\n---\n"}, "", "no Kubernetes objects in"},
-		{"only the config file", map[string]string{"fn.yaml": configMapDoc}, "fn.yaml", "no Kubernetes objects in"},
+		{"a kustomization running flapp-services", map[string]string{"kustomization.yaml": kustomizationDoc("fn.yaml"), "a.yaml": flappDoc, "fn.yaml": functionDoc("ghcr.io/fedlearner/flapp-services:v1")}, "", "kustomization.yaml runs flapp-services as a transformer (fn.yaml)"},
+		{"an extension-less Kustomization running it inline", map[string]string{"Kustomization": "resources: [a.yaml]\ntransformers:\n- |\n  " + strings.ReplaceAll(strings.TrimSpace(functionDoc("flapp-services")), "\n", "\n  ") + "\n", "a.yaml": flappDoc}, "", "Kustomization runs flapp-services as a transformer"},
+
+		{"nothing at all", map[string]string{"README.md": "# empty\n"}, "", ""},
+		{"only comments and separators", map[string]string{"a.yaml": "# nothing yet\n---\n"}, "", ""},
+		{"only the config file", map[string]string{"fn.yaml": configMapDoc}, "fn.yaml", ""},
+		{"a kustomization of FLApps without the function", map[string]string{"kustomization.yaml": "resources: [a.yaml]\n", "a.yaml": flappDoc}, "", ""},
+		{"a kustomization running another function", map[string]string{"kustomization.yaml": kustomizationDoc("fn.yaml"), "a.yaml": flappDoc, "fn.yaml": functionDoc("example.com/set-labels:v1")}, "", ""},
+		{"a Helm chart whose templates mention FLApp", map[string]string{"Chart.yaml": "apiVersion: v2\nname: x\nversion: 0.1.0\n", "templates/a.yaml": "kind: FLApp\nmetadata: {name: {{ .Values.name }}}\n"}, "", ""},
 
 		{"other objects", map[string]string{"a.yaml": configMapDoc, "b.json": `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"}}`}, "", ""},
 		{"a comment mentioning FLApp", map[string]string{"a.yaml": configMapDoc + "# kind: FLApp\n"}, "", ""},
@@ -72,6 +88,23 @@ func TestDiscover(t *testing.T) {
 	}
 }
 
+// An overlay whose base runs flapp-services asked for it too.
+func TestDiscoverOverlay(t *testing.T) {
+	t.Chdir(writeFiles(t, map[string]string{
+		"overlay/kustomization.yaml": "resources: [../base]\n",
+		"base/kustomization.yaml":    kustomizationDoc("fn.yml"),
+		"base/a.yaml":                flappDoc,
+		"base/fn.yml":                functionDoc("flapp-services@sha256:0123"),
+		"plain/kustomization.yaml":   "resources: [../base/a.yaml]\n",
+	}))
+	got, err := Discover(DiscoverOptions{Paths: []string{"overlay"}})
+	require.NoError(t, err)
+	assert.Equal(t, "overlay/kustomization.yaml runs flapp-services as a transformer (base/fn.yml)", got)
+	got, err = Discover(DiscoverOptions{Paths: []string{"plain"}})
+	require.NoError(t, err)
+	assert.Empty(t, got, "a kustomization that only lists an FLApp file does not run the function")
+}
+
 // The command prints the reason, or nothing, and exits 0 either way: what
 // Argo CD's discover.find expects; 1 only when a path cannot be read.
 func TestDiscoverCommand(t *testing.T) {
@@ -80,7 +113,7 @@ func TestDiscoverCommand(t *testing.T) {
 
 	code, out, stderr := runMain([]string{"discover", with}, "")
 	assert.Equal(t, 0, code)
-	assert.Equal(t, "FLApp in "+filepath.ToSlash(filepath.Join(with, "a.yaml"))+"\n", out)
+	assert.Equal(t, "FLApp in "+filepath.ToSlash(filepath.Join(with, "a.yaml"))+": document 1 (line 1)\n", out)
 	assert.Empty(t, stderr)
 
 	code, out, stderr = runMain([]string{"discover", without}, "")

@@ -19,13 +19,13 @@ func TestRenderErrorsAreShortAndNameThePlace(t *testing.T) {
 	require.ErrorIs(t, err, ErrFailed)
 	assert.Empty(t, out)
 	assert.Less(t, len(stderr), 512, stderr)
-	assert.Contains(t, stderr, "big.yaml: document 1 (from line 1): not a Kubernetes object: a YAML scalar")
+	assert.Contains(t, stderr, "big.yaml: document 1 (line 1): not a Kubernetes object: a YAML scalar")
 
 	multi := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n  labels: {x: [}\n"
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "multi.yaml"), []byte(multi), 0o644))
 	_, stderr, err = runRenderTest(t, RenderOptions{Paths: []string{filepath.Join(dir, "multi.yaml")}}, "")
 	require.ErrorIs(t, err, ErrFailed)
-	assert.Contains(t, stderr, "multi.yaml: document 2 (from line 6): ")
+	assert.Contains(t, stderr, "multi.yaml: document 2 (line 6): ")
 	assert.Contains(t, stderr, "yaml: line 9:", "the file's line, not the document's (4)")
 }
 
@@ -35,7 +35,7 @@ func TestRenderRefusesADocumentOverTheNodeCeiling(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "list.yaml"), []byte("apiVersion: v1\nkind: List\nitems:\n"+strings.Repeat("- {}\n", 1000)), 0o644))
 	_, stderr, err := runRenderTest(t, RenderOptions{Paths: []string{dir}, MaxDocumentNodes: 1000}, "")
 	require.ErrorIs(t, err, ErrFailed)
-	assert.Contains(t, stderr, "list.yaml: document 1 (from line 1) may hold up to")
+	assert.Contains(t, stderr, "list.yaml: document 1 (line 1): may hold up to")
 	assert.Contains(t, stderr, "over the ceiling of 1000 per document (--max-document-nodes)")
 }
 
@@ -67,13 +67,37 @@ func TestCheckPrintsWarningsEitherWay(t *testing.T) {
 
 	_, stderr, err = runRenderTest(t, RenderOptions{Paths: []string{"apps"}, Check: "current.yaml"}, "")
 	require.NoError(t, err)
-	assert.Contains(t, stderr, "warning in apps/job.yaml: FLApp follower/job: spec.flReplicaSpecs[Worker].replicas")
+	assert.Contains(t, stderr, "warning: apps/job.yaml: document 2 (line 12): FLApp follower/job: spec.flReplicaSpecs[Worker].replicas")
 
 	out, stderr, err := runRenderTest(t, RenderOptions{Paths: []string{"apps"}, Check: "stale.yaml"}, "")
 	require.ErrorIs(t, err, ErrFailed)
 	assert.Empty(t, out)
-	assert.Contains(t, stderr, "warning in apps/job.yaml: FLApp follower/job: spec.flReplicaSpecs[Worker].replicas")
+	assert.Contains(t, stderr, "warning: apps/job.yaml: document 2 (line 12): FLApp follower/job: spec.flReplicaSpecs[Worker].replicas")
 	assert.Contains(t, stderr, "stale.yaml is out of date")
 	assert.Contains(t, stderr, "-  name: job-leader-worker-9")
 	assert.Contains(t, stderr, "+  name: job-leader-worker-1")
+}
+
+// --strict makes every warning a failure: Argo CD discards a successful
+// plugin's stderr, so a warning would never be seen there.
+func TestStrictFailsOnWarnings(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	app := func(role string, workers int) string {
+		return "apiVersion: fedlearner.k8s.io/v1alpha1\nkind: FLApp\nmetadata: {name: job, namespace: " + strings.ToLower(role) +
+			"}\nspec:\n  role: " + role + "\n  flReplicaSpecs:\n    Worker:\n      pair: true\n      replicas: " + string(rune('0'+workers)) +
+			"\n      template: {spec: {containers: [{name: tensorflow}]}}\n"
+	}
+	require.NoError(t, os.WriteFile("mismatch.yaml", []byte(app("Leader", 2)+"---\n"+app("Follower", 1)), 0o644))
+	out, stderr, err := runRenderTest(t, RenderOptions{Paths: []string{"mismatch.yaml"}, Strict: true}, "")
+	require.ErrorIs(t, err, ErrFailed)
+	assert.Empty(t, out)
+	assert.Contains(t, stderr, "warning: mismatch.yaml: document 2 (line 12): FLApp follower/job")
+	assert.Contains(t, stderr, "error: 1 warning(s) above, and --strict makes every warning a failure")
+
+	require.NoError(t, os.WriteFile("matched.yaml", []byte(app("Leader", 2)+"---\n"+app("Follower", 2)), 0o644))
+	out, stderr, err = runRenderTest(t, RenderOptions{Paths: []string{"matched.yaml"}, Strict: true}, "")
+	require.NoError(t, err, stderr)
+	assert.Contains(t, out, "kind: Service")
+	assert.Empty(t, stderr)
 }

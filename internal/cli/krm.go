@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"slices"
 	"strings"
 
@@ -20,7 +22,7 @@ var resourceListVersions = []string{"config.kubernetes.io/v1", "config.kubernete
 // out, written as it is produced once the run has succeeded; on failure the
 // input's items unchanged plus the error results. Errors also go to errOut.
 func RunKRM(in io.Reader, out, errOut io.Writer) error {
-	return drive(&krmMode{rw: &kio.ByteReadWriter{Reader: in, Writer: out, KeepReaderAnnotations: true}}, errOut)
+	return drive(&krmMode{rw: &kio.ByteReadWriter{Reader: in, Writer: out, KeepReaderAnnotations: true}}, errOut, false)
 }
 
 // krmMode reads the whole ResourceList, as every KRM function does (its
@@ -31,33 +33,34 @@ type krmMode struct {
 	kept []*yaml.RNode
 }
 
-func (m *krmMode) read(add func(*yaml.RNode) error) (fn.Config, error) {
+func (m *krmMode) open() (fn.Config, iter.Seq2[fn.Object, error], error) {
 	rl, err := fastyaml.ReadResourceList(m.rw)
 	if err != nil {
-		return fn.Config{}, fmt.Errorf("input is not a readable ResourceList: %w", err)
+		return fn.Config{}, nil, fmt.Errorf("input is not a readable ResourceList: %w", err)
 	}
 	m.rl = rl
 	if msg := checkWrapper(m.rw); msg != "" {
 		// Answer with a ResourceList all the same, holding the error.
 		m.rw.WrappingKind, m.rw.WrappingAPIVersion = kio.ResourceListKind, kio.ResourceListAPIVersion
-		return fn.Config{}, fmt.Errorf("%s", msg)
+		return fn.Config{}, nil, errors.New(msg)
 	}
 	cfg, results := fn.ParseConfig(m.rw.FunctionConfig)
 	if results.ExitCode() != 0 {
 		results.Sort()
-		return cfg, resultsError{results}
+		return cfg, nil, resultsError{results}
 	}
 	m.kept = make([]*yaml.RNode, 0, len(rl.Items))
-	for _, item := range rl.Items {
-		if err := add(item); err != nil {
-			return cfg, err
+	return cfg, func(yield func(fn.Object, error) bool) {
+		for i, item := range rl.Items {
+			if !yield(fn.ItemObject(i, item), nil) {
+				return
+			}
 		}
-	}
-	return cfg, nil
+	}, nil
 }
 
-func (m *krmMode) keep(item *yaml.RNode) error {
-	m.kept = append(m.kept, item)
+func (m *krmMode) keep(obj fn.Object) error {
+	m.kept = append(m.kept, obj.Node)
 	return nil
 }
 

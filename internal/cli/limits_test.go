@@ -100,11 +100,9 @@ func configMap(name string, entries int) string {
 	return b.String()
 }
 
-// --max-object-nodes: an object of exactly the ceiling's nodes is read; one
-// over it is refused with the flag named, nothing on stdout, exit 1. The
-// boundary is held on a List item, counted as written; a document is held
-// away from it, as its count today also takes in the annotations the reader
-// adds to it.
+// --max-object-nodes: an object of exactly the ceiling's nodes, counted as
+// written (not the annotations the reader adds), is read; one over it is
+// refused with the flag named, nothing on stdout, exit 1.
 func TestMaxObjectNodes(t *testing.T) {
 	item := configMap("big", 20)
 	nodes := yamlNodes(t, item)
@@ -113,10 +111,10 @@ func TestMaxObjectNodes(t *testing.T) {
 		file, ceiling, want string // want "" when the render passes
 	}{
 		"a List item at the ceiling": {list, strconv.Itoa(nodes), ""},
-		"a List item over it":        {list, strconv.Itoa(nodes - 1), fmt.Sprintf("x.yaml: ConfigMap big has over %d YAML nodes (--max-object-nodes)", nodes-1)},
-		"a document far under it":    {item, strconv.Itoa(2 * nodes), ""},
-		"a document over it":         {item, strconv.Itoa(nodes - 1), fmt.Sprintf("x.yaml: ConfigMap big has over %d YAML nodes (--max-object-nodes)", nodes-1)},
-		"the default":                {configMap("huge", DefaultMaxObjectNodes/2), "", fmt.Sprintf("x.yaml: ConfigMap huge has over %d YAML nodes (--max-object-nodes)", DefaultMaxObjectNodes)},
+		"a List item over it":        {list, strconv.Itoa(nodes - 1), fmt.Sprintf("x.yaml: document 1, items[0] (line 4): ConfigMap big has over %d YAML nodes (--max-object-nodes)", nodes-1)},
+		"a document at it":           {item, strconv.Itoa(nodes), ""},
+		"a document over it":         {item, strconv.Itoa(nodes - 1), fmt.Sprintf("x.yaml: document 1 (line 1): ConfigMap big has over %d YAML nodes (--max-object-nodes)", nodes-1)},
+		"the default":                {configMap("huge", DefaultMaxObjectNodes/2), "", fmt.Sprintf("x.yaml: document 1 (line 1): ConfigMap huge has over %d YAML nodes (--max-object-nodes)", DefaultMaxObjectNodes)},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := writeFiles(t, map[string]string{"x.yaml": tc.file})
@@ -154,12 +152,12 @@ func TestMaxObjectsBoundary(t *testing.T) {
 		want  string // "" when 3 objects pass
 	}{
 		"files at it":        {map[string]string{"a.yaml": cm("a"), "b.yaml": cm("b"), "c.yaml": cm("c")}, ""},
-		"files over it":      {map[string]string{"a.yaml": cm("a"), "b.yaml": cm("b"), "c.yaml": cm("c"), "d.yaml": cm("d")}, "d.yaml holds up to 1 documents, bringing the input over 3 objects (--max-objects)"},
+		"files over it":      {map[string]string{"a.yaml": cm("a"), "b.yaml": cm("b"), "c.yaml": cm("c"), "d.yaml": cm("d")}, "d.yaml: holds up to 1 documents, bringing the input over the ceiling of 3 objects (--max-objects)"},
 		"documents at it":    {map[string]string{"a.yaml": cm("a") + "---\n" + cm("b"), "b.yaml": cm("c")}, ""},
-		"documents over it":  {map[string]string{"a.yaml": cm("a") + "---\n" + cm("b"), "b.yaml": cm("c") + "---\n" + cm("d")}, "b.yaml holds up to 2 documents, bringing the input over 3 objects (--max-objects)"},
+		"documents over it":  {map[string]string{"a.yaml": cm("a") + "---\n" + cm("b"), "b.yaml": cm("c") + "---\n" + cm("d")}, "b.yaml: holds up to 2 documents, bringing the input over the ceiling of 3 objects (--max-objects)"},
 		"a List at it":       {map[string]string{"l.yaml": items(3)}, ""},
-		"a List over it":     {map[string]string{"l.yaml": items(4)}, "l.yaml brings the input to 4 objects, over 3 (--max-objects)"},
-		"a List after files": {map[string]string{"a.yaml": cm("a"), "l.yaml": items(3)}, "l.yaml brings the input to 4 objects, over 3 (--max-objects)"},
+		"a List over it":     {map[string]string{"l.yaml": items(4)}, "l.yaml: document 1, items[3] (line 7): brings the input to 4 objects, over the ceiling of 3 (--max-objects)"},
+		"a List after files": {map[string]string{"a.yaml": cm("a"), "l.yaml": items(3)}, "l.yaml: document 1, items[2] (line 6): brings the input to 4 objects, over the ceiling of 3 (--max-objects)"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := writeFiles(t, tc.files)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"strings"
 
 	"github.com/fedlearner/flapp-services/fn"
@@ -17,11 +18,12 @@ var ErrFailed = errors.New("flapp-services failed")
 
 // mode is what differs between KRM mode and render mode; drive does the rest.
 type mode interface {
-	// read feeds every input item to add, in input order, and returns the
-	// run's configuration (KRM mode finds it in the input).
-	read(add func(*yaml.RNode) error) (fn.Config, error)
-	// keep takes an item the output keeps, in input order.
-	keep(item *yaml.RNode) error
+	// open starts the run: its configuration (KRM mode finds it in the
+	// input) and its input objects, in input order, which stop at the
+	// first error.
+	open() (fn.Config, iter.Seq2[fn.Object, error], error)
+	// keep takes an object the output keeps, in input order.
+	keep(obj fn.Object) error
 	// fail answers a failed run: stdout stays empty in render mode, KRM
 	// mode answers the items as they came with the error results.
 	fail(results framework.Results) error
@@ -29,43 +31,64 @@ type mode interface {
 	write(out *fn.Output, results framework.Results) error
 }
 
-// drive is the one run loop of both modes: read the items one at a time into
-// an fn.Run, keep what the output keeps, finish, and either write the output
-// or fail with nothing applied. Errors go to stderr as text and into the
-// results; a panic fails closed like any error.
-func drive(m mode, errOut io.Writer) (err error) {
+// drive is the one run loop of both modes: pull the objects one at a time
+// into an fn.Run, keep what the output keeps, finish, and either write the
+// output or fail with nothing applied. Errors go to stderr as text and into
+// the results; a panic fails closed like any error. Warnings go to stderr
+// before the output is written (they hold whatever becomes of it); strict
+// turns them into a failure.
+func drive(m mode, errOut io.Writer, strict bool) (err error) {
+	run := fn.NewRun()
 	defer func() {
 		if r := recover(); r != nil {
-			err = failWith(m, errOut, framework.Results{fn.RunError(fmt.Sprintf("internal error: %v", r))})
+			err = failWith(m, errOut, run, framework.Results{fn.RunError(fmt.Sprintf("internal error: %v", r))})
 		}
 	}()
-	run := fn.NewRun()
-	cfg, err := m.read(func(item *yaml.RNode) error {
-		if run.Add(item) {
-			return m.keep(item)
+	cfg, objects, err := m.open()
+	if err == nil {
+		for obj, readErr := range objects {
+			if readErr != nil {
+				err = readErr
+				break
+			}
+			if run.Add(obj) {
+				if err = m.keep(obj); err != nil {
+					break
+				}
+			}
 		}
-		return nil
-	})
+	}
 	if err != nil {
 		var failed resultsError
 		if errors.As(err, &failed) {
-			return failWith(m, errOut, failed.results)
+			return failWith(m, errOut, run, failed.results)
 		}
-		return failWith(m, errOut, framework.Results{fn.RunError(err.Error())})
+		return failWith(m, errOut, run, framework.Results{fn.RunError(err.Error())})
 	}
 	out, results := run.Finish(cfg)
 	if results.ExitCode() != 0 {
-		return failWith(m, errOut, results)
+		return failWith(m, errOut, run, results)
 	}
-	if err := m.write(out, results); err != nil {
-		return err
+	printResults(errOut, run, results, framework.Warning)
+	if n := count(results, framework.Warning); strict && n > 0 {
+		return failWith(m, errOut, run, framework.Results{fn.RunError(fmt.Sprintf(
+			"%d warning(s) above, and --strict makes every warning a failure", n))})
 	}
-	printResults(errOut, results, framework.Warning)
-	return nil
+	return m.write(out, results)
 }
 
-func failWith(m mode, errOut io.Writer, results framework.Results) error {
-	printResults(errOut, results, framework.Error)
+func count(results framework.Results, severity framework.Severity) int {
+	n := 0
+	for _, r := range results {
+		if r.Severity == severity {
+			n++
+		}
+	}
+	return n
+}
+
+func failWith(m mode, errOut io.Writer, run *fn.Run, results framework.Results) error {
+	printResults(errOut, run, results, framework.Error)
 	if err := m.fail(results); err != nil && !errors.Is(err, ErrFailed) {
 		_, _ = fmt.Fprintf(errOut, "error: %v\n", err)
 	}
@@ -79,24 +102,27 @@ type resultsError struct{ results framework.Results }
 func (e resultsError) Error() string { return e.results.Error() }
 
 // printResults writes the results of one severity as free text for humans,
-// one line each: file, object, field and message. kustomize shows a
-// function's stderr, not its results.
-func printResults(w io.Writer, results framework.Results, severity framework.Severity) {
+// one line each: where the object was read, the object, the field and the
+// message. kustomize shows a function's stderr, not its results.
+func printResults(w io.Writer, run *fn.Run, results framework.Results, severity framework.Severity) {
 	for _, r := range results {
 		if r.Severity != severity {
 			continue
 		}
-		line := string(severity)
-		if r.File != nil && r.File.Path != "" {
-			line += " in " + r.File.Path
+		parts := []string{string(severity)}
+		if o, ok := run.Origin(r); ok && o.File != "" {
+			parts = append(parts, o.String())
+		} else if r.File != nil && r.File.Path != "" {
+			parts = append(parts, r.File.Path)
 		}
 		if r.ResourceRef != nil {
-			line += ": " + describe(r.ResourceRef)
+			parts = append(parts, describe(r.ResourceRef))
 		}
 		if r.Field != nil && r.Field.Path != "" {
-			line += ": " + r.Field.Path
+			parts = append(parts, r.Field.Path)
 		}
-		_, _ = fmt.Fprintf(w, "%s: %s\n", line, r.Message)
+		parts = append(parts, r.Message)
+		_, _ = fmt.Fprintln(w, strings.Join(parts, ": "))
 	}
 }
 

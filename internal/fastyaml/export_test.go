@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // For the differential tests in package fastyaml_test, which drive this
@@ -27,4 +28,19 @@ func StreamAnnotations(svc *corev1.Service) map[string]string {
 		m[a.key] = a.value
 	}
 	return m
+}
+
+// readObjects calls each with every node ReadDocuments yields, and stops at
+// the first error: the nodes kio.ByteReader.Read returns, as a callback for
+// the tests that compare them.
+func readObjects(data []byte, annotations map[string]string, limits ReadLimits, each func(*yaml.RNode) error) error {
+	for doc, err := range ReadDocuments(data, annotations, limits) {
+		if err != nil {
+			return err
+		}
+		if err := each(doc.Node); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -3,6 +3,8 @@ package fastyaml
 import (
 	"fmt"
 	"io"
+	"iter"
+	"math"
 	"regexp"
 	"sort"
 	"strconv"
@@ -14,73 +16,116 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// ReadObjects calls each with every node that kio.ByteReader{Reader: data,
-// PreserveSeqIndent: true, SetAnnotations: annotations}.Read() returns, in
-// its order, but decodes one document at a time, so only one document's
-// tree is alive at once (plus what each keeps). Before a document is
-// decoded, its nodes are bounded by counting bytes (NodeBound); a document
-// over maxNodes is refused before anything of it is built.
-//
-// Its errors are *DocumentError when they concern one document: they name
-// the document and the file's own line, where kyaml counts lines from the
-// document's start.
-func ReadObjects(data []byte, annotations map[string]string, limits ReadLimits, each func(*yaml.RNode) error) error {
-	// ByteReader.Read: one copy with Windows line ends replaced, split at
-	// document separators.
-	input := strings.ReplaceAll(string(data), "\r\n", "\n")
-	values, starts, err := splitDocuments(input)
-	if err != nil {
-		return kerrors.Wrap(err)
-	}
-	if len(values) > limits.MaxDocuments {
-		return &DocumentsError{Documents: len(values)}
-	}
-	for i := range values {
-		if n := NodeBound(values[i]); n > limits.MaxNodes {
-			return &DocumentError{Index: i, Line: starts[i], Nodes: n, MaxNodes: limits.MaxNodes}
-		}
-	}
-	index := 0
-	for i := range values {
-		// Split eats each document's last '\n', which matters in a literal.
-		if i != len(values)-1 {
-			values[i] += "\n"
-		}
-		node, err := decodeDocument(values[i], index, annotations)
-		if err == io.EOF {
-			continue
-		}
-		if err != nil {
-			return &DocumentError{Index: i, Line: starts[i], Err: err}
-		}
-		if yaml.IsMissingOrNull(node) {
-			continue
-		}
-		meta, err := node.GetMeta()
-		if err != yaml.ErrMissingMetadata && err != nil {
-			return &DocumentError{Index: i, Line: starts[i], Err: err}
-		}
-		// A List or ResourceList alone in its file is unwrapped.
-		if len(values) == 1 && (meta.Kind == kio.ResourceListKind || meta.Kind == "List") &&
-			(node.Field("items") != nil || node.Field("functionConfig") != nil) {
-			if items := node.Field("items"); items != nil {
-				for _, item := range items.Value.Content() {
-					if err := each(yaml.NewRNode(item)); err != nil {
-						return err
-					}
-				}
-			}
-			continue
-		}
-		if err := each(node); err != nil {
-			return err
-		}
-		index++
-	}
-	return nil
+// Document is one node of a file as kio.ByteReader.Read returns it, with
+// where it starts.
+type Document struct {
+	Node  *yaml.RNode
+	Index int // the document's index in the file, from 0
+	Line  int // the file's line the node starts on
+	// Item is the node's index among the items of a List or ResourceList
+	// alone in its file, which kio unwraps; -1 for a document's own node.
+	Item int
+	// Nodes is how many YAML nodes the object has as written: the reader's
+	// annotations are not counted.
+	Nodes int
 }
 
-// ReadLimits bound what ReadObjects parses: checked on the bytes, before
+// CountNodes counts n's nodes, stopping once past limit.
+func CountNodes(n *yaml.Node, limit int) int {
+	c := 1
+	for _, child := range n.Content {
+		if c += CountNodes(child, limit-c); c > limit {
+			return c
+		}
+	}
+	return c
+}
+
+// ReadDocuments yields every node that kio.ByteReader{Reader: data,
+// PreserveSeqIndent: true, SetAnnotations: annotations}.Read() returns, in
+// its order, but decodes one document at a time, so only one document's
+// tree is alive at once (plus what the caller keeps). Before the first
+// document is decoded, every document's nodes are bounded by counting bytes
+// (NodeBound): a document over limits.MaxNodes is refused before anything
+// of the file is built.
+//
+// Its errors are *DocumentError when they concern one document (they give
+// the file's own line, where kyaml counts lines from the document's start)
+// and *DocumentsError for a file over limits.MaxDocuments. It stops after
+// the first error.
+func ReadDocuments(data []byte, annotations map[string]string, limits ReadLimits) iter.Seq2[Document, error] {
+	return func(yield func(Document, error) bool) {
+		// ByteReader.Read: one copy with Windows line ends replaced, split
+		// at document separators.
+		input := strings.ReplaceAll(string(data), "\r\n", "\n")
+		values, starts, err := splitDocuments(input)
+		if err != nil {
+			yield(Document{}, err)
+			return
+		}
+		if len(values) > limits.MaxDocuments {
+			yield(Document{}, &DocumentsError{Documents: len(values)})
+			return
+		}
+		for i := range values {
+			if n := NodeBound(values[i]); n > limits.MaxNodes {
+				yield(Document{}, &DocumentError{Index: i, Line: starts[i], Nodes: n, MaxNodes: limits.MaxNodes})
+				return
+			}
+		}
+		index := 0
+		for i := range values {
+			// Split eats each document's last '\n', which matters in a literal.
+			if i != len(values)-1 {
+				values[i] += "\n"
+			}
+			fail := func(err error) { yield(Document{}, &DocumentError{Index: i, Line: starts[i], Err: err}) }
+			node, nodes, err := decodeDocument(values[i], index, annotations)
+			if err == io.EOF {
+				continue
+			}
+			if err != nil {
+				fail(err)
+				return
+			}
+			if yaml.IsMissingOrNull(node) {
+				continue
+			}
+			meta, err := node.GetMeta()
+			if err != yaml.ErrMissingMetadata && err != nil {
+				fail(err)
+				return
+			}
+			// A List or ResourceList alone in its file is unwrapped.
+			if len(values) == 1 && (meta.Kind == kio.ResourceListKind || meta.Kind == "List") &&
+				(node.Field("items") != nil || node.Field("functionConfig") != nil) {
+				if items := node.Field("items"); items != nil {
+					for j, item := range items.Value.Content() {
+						if !yield(Document{Node: yaml.NewRNode(item), Index: i, Line: starts[i] + item.Line - 1, Item: j, Nodes: CountNodes(item, math.MaxInt)}, nil) {
+							return
+						}
+					}
+				}
+				continue
+			}
+			if !yield(Document{Node: node, Index: i, Line: starts[i] + firstLine(node.YNode()) - 1, Item: -1, Nodes: nodes}, nil) {
+				return
+			}
+			index++
+		}
+	}
+}
+
+// firstLine is the line of the document a node starts on, from 1: where its
+// first key or value is (a mapping's own line is that of its first key).
+func firstLine(n *yaml.Node) int {
+	if n.Line > 0 {
+		return n.Line
+	}
+	return 1
+}
+
+// ReadLimits bound what ReadDocuments parses: checked on the bytes, before
 // any document is.
 type ReadLimits struct {
 	MaxNodes     int // per document, as NodeBound counts them
@@ -91,25 +136,27 @@ type ReadLimits struct {
 type DocumentsError struct{ Documents int }
 
 func (e *DocumentsError) Error() string {
-	return fmt.Sprintf("holds up to %d documents", e.Documents)
+	return fmt.Sprintf("the file holds up to %d documents", e.Documents)
 }
 
 // decodeDocument is ByteReader.decode with PreserveSeqIndent and the given
 // annotations.
-func decodeDocument(value string, index int, annotations map[string]string) (*yaml.RNode, error) {
+// It also returns the document's nodes as written, before the annotations.
+func decodeDocument(value string, index int, annotations map[string]string) (*yaml.RNode, int, error) {
 	node := &yaml.Node{}
 	if err := yaml.NewDecoder(strings.NewReader(value)).Decode(node); err != nil {
 		if err == io.EOF {
-			return nil, io.EOF
+			return nil, 0, io.EOF
 		}
-		return nil, kerrors.WrapPrefixf(err, "MalformedYAMLError")
+		return nil, 0, kerrors.WrapPrefixf(err, "MalformedYAMLError")
 	}
 	if yaml.IsYNodeEmptyDoc(node) {
-		return nil, nil
+		return nil, 0, nil
 	}
 	n := yaml.NewRNode(node)
+	written := CountNodes(n.YNode(), math.MaxInt)
 	if err := kioutil.CopyLegacyAnnotations(n); err != nil {
-		return nil, notAnObject(n, err)
+		return nil, 0, notAnObject(n, err)
 	}
 	set := make(map[string]string, len(annotations)+3)
 	for k, v := range annotations {
@@ -127,10 +174,10 @@ func decodeDocument(value string, index int, annotations map[string]string) (*ya
 	sort.Strings(keys)
 	for _, k := range keys {
 		if _, err := n.Pipe(yaml.SetAnnotation(k, set[k])); err != nil {
-			return nil, notAnObject(n, kerrors.Wrap(err))
+			return nil, 0, notAnObject(n, kerrors.Wrap(err))
 		}
 	}
-	return n, nil
+	return n, written, nil
 }
 
 // notAnObject says what a document that cannot carry annotations is, where
@@ -154,7 +201,8 @@ func splitDocuments(s string) (docs []string, lines []int, err error) {
 	for _, loc := range separatorLine.FindAllStringIndex(s, -1) {
 		sep := s[loc[0]:loc[1]]
 		if rest := strings.TrimSpace(sep[4:]); len(rest) > 0 && rest[0] != '#' {
-			return nil, nil, fmt.Errorf("invalid document separator: %s", strings.TrimSpace(sep))
+			return nil, nil, &DocumentError{Index: len(docs) + 1, Line: line + strings.Count(s[prev:loc[0]+1], "\n"),
+				Err: fmt.Errorf("invalid document separator: %s", strings.TrimSpace(sep))}
 		}
 		docs, lines = append(docs, s[prev:loc[0]]), append(lines, line)
 		line += strings.Count(s[prev:loc[1]], "\n")
@@ -189,27 +237,27 @@ func NodeBound(doc string) int {
 }
 
 // DocumentError is an error in one document of a file: it cannot be read,
-// or it is over the node ceiling.
+// or it is over the node ceiling (Err is nil, Nodes and MaxNodes say by how
+// much).
 type DocumentError struct {
 	Index    int // of the document in the file, from 0
 	Line     int // the file's line the document starts on
 	Err      error
-	Nodes    int // with MaxNodes: the document's bound, over the ceiling
+	Nodes    int
 	MaxNodes int
-	Setting  string // where a user sets MaxNodes, named in the message if set
 }
 
 func (e *DocumentError) Error() string {
-	where := fmt.Sprintf("document %d (from line %d)", e.Index+1, e.Line)
+	return fmt.Sprintf("document %d (line %d): %s", e.Index+1, e.Line, e.Reason())
+}
+
+// Reason is the error without the document's place: the parser's message
+// with the file's line numbers, or the ceiling passed.
+func (e *DocumentError) Reason() string {
 	if e.Err == nil {
-		setting := ""
-		if e.Setting != "" {
-			setting = " (" + e.Setting + ")"
-		}
-		return fmt.Sprintf("%s may hold up to %d YAML nodes, over the ceiling of %d per document%s: split it into smaller documents or files",
-			where, e.Nodes, e.MaxNodes, setting)
+		return fmt.Sprintf("may hold up to %d YAML nodes, over the ceiling of %d per document", e.Nodes, e.MaxNodes)
 	}
-	return where + ": " + fileLines(e.Err.Error(), e.Line)
+	return fileLines(e.Err.Error(), e.Line)
 }
 
 func (e *DocumentError) Unwrap() error { return e.Err }

@@ -61,7 +61,7 @@ func TestReadObjectsIsByteReader(t *testing.T) {
 	for name, data := range readerInputs(t) {
 		want, wantErr := (&kio.ByteReader{Reader: bytes.NewReader(data), PreserveSeqIndent: true, SetAnnotations: map[string]string{kioutil.PathAnnotation: "dir/file.yaml"}}).Read()
 		var got []*yaml.RNode
-		err := ReadObjects(data, annos, ReadLimits{MaxNodes: 1 << 30, MaxDocuments: 1 << 30}, func(n *yaml.RNode) error {
+		err := readObjects(data, annos, ReadLimits{MaxNodes: 1 << 30, MaxDocuments: 1 << 30}, func(n *yaml.RNode) error {
 			got = append(got, n)
 			return nil
 		})
@@ -135,18 +135,18 @@ func FuzzNodeBound(f *testing.F) {
 // its document's start; the error names the document and the file's line.
 func TestDocumentErrorsNameTheFileLine(t *testing.T) {
 	data := []byte("a: 1\n---\nb: 2\nc: 3\n---\n# three\nd: 4\ne: [\n")
-	err := ReadObjects(data, nil, ReadLimits{MaxNodes: 1 << 30, MaxDocuments: 1 << 30}, func(*yaml.RNode) error { return nil })
+	err := readObjects(data, nil, ReadLimits{MaxNodes: 1 << 30, MaxDocuments: 1 << 30}, func(*yaml.RNode) error { return nil })
 	require.Error(t, err)
 	var de *DocumentError
 	require.ErrorAs(t, err, &de)
 	assert.Equal(t, 2, de.Index)
 	assert.Equal(t, 6, de.Line)
-	assert.Contains(t, err.Error(), "document 3 (from line 6)")
+	assert.Contains(t, err.Error(), "document 3 (line 6)")
 	assert.Regexp(t, `yaml: line (8|9):`, err.Error(), "a line of the file, not of the document")
 
-	err = ReadObjects([]byte("a: 1\n---\n[a, b, c, d, e, f, g]\n"), nil, ReadLimits{MaxNodes: 10, MaxDocuments: 10}, func(*yaml.RNode) error { return nil })
+	err = readObjects([]byte("a: 1\n---\n[a, b, c, d, e, f, g]\n"), nil, ReadLimits{MaxNodes: 10, MaxDocuments: 10}, func(*yaml.RNode) error { return nil })
 	require.ErrorAs(t, err, &de)
-	assert.Contains(t, err.Error(), "document 2 (from line 3) may hold up to 17 YAML nodes, over the ceiling of 10 per document")
+	assert.Contains(t, err.Error(), "document 2 (line 3): may hold up to 17 YAML nodes, over the ceiling of 10 per document")
 }
 
 // TestSpoolSpillsToAnUnlinkedFile: past SpoolMemory the render waits in a
@@ -191,7 +191,7 @@ func TestReadObjectsKeepsALiteralsFinalNewline(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var values []string
-			err := ReadObjects([]byte(tc.data), nil, ReadLimits{MaxNodes: 1 << 30, MaxDocuments: 1 << 30}, func(n *yaml.RNode) error {
+			err := readObjects([]byte(tc.data), nil, ReadLimits{MaxNodes: 1 << 30, MaxDocuments: 1 << 30}, func(n *yaml.RNode) error {
 				if a := n.Field("a"); a != nil {
 					values = append(values, a.Value.YNode().Value)
 				}
@@ -208,12 +208,12 @@ func TestReadObjectsKeepsALiteralsFinalNewline(t *testing.T) {
 func TestReadObjectsMaxDocuments(t *testing.T) {
 	three := []byte("a: 1\n---\nb: 2\n---\nc: 3\n")
 	read := 0
-	err := ReadObjects(three, nil, ReadLimits{MaxNodes: 1 << 30, MaxDocuments: 3}, func(*yaml.RNode) error { read++; return nil })
+	err := readObjects(three, nil, ReadLimits{MaxNodes: 1 << 30, MaxDocuments: 3}, func(*yaml.RNode) error { read++; return nil })
 	require.NoError(t, err)
 	assert.Equal(t, 3, read)
 
 	read = 0
-	err = ReadObjects(three, nil, ReadLimits{MaxNodes: 1 << 30, MaxDocuments: 2}, func(*yaml.RNode) error { read++; return nil })
+	err = readObjects(three, nil, ReadLimits{MaxNodes: 1 << 30, MaxDocuments: 2}, func(*yaml.RNode) error { read++; return nil })
 	var de *DocumentsError
 	require.ErrorAs(t, err, &de)
 	assert.Equal(t, 3, de.Documents)

@@ -25,7 +25,7 @@ func TestStreamWriterWritesARenderOverSpoolMemoryWhole(t *testing.T) {
 	w := NewStreamWriter()
 	defer func() { require.NoError(t, w.Close()) }()
 	annotations := map[string]string{kioutil.PathAnnotation: "big.yaml"}
-	err := ReadObjects([]byte(input.String()), annotations, ReadLimits{MaxNodes: 1 << 30, MaxDocuments: 1 << 30}, w.Add)
+	err := readObjects([]byte(input.String()), annotations, ReadLimits{MaxNodes: 1 << 30, MaxDocuments: 1 << 30}, w.Add)
 	require.NoError(t, err)
 
 	var out bytes.Buffer

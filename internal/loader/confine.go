@@ -39,6 +39,9 @@ func (l *Loader) resolve(abs string) (string, error) {
 func (l *Loader) outside(p, abs, resolved, where string) error {
 	link, target := l.firstLink(abs)
 	if link == "" {
+		if filepath.Clean(p) == resolved {
+			return fmt.Errorf("%s is outside %s: %s", p, where, pathHint)
+		}
 		return fmt.Errorf("%s resolves to %s, outside %s: %s", p, resolved, where, pathHint)
 	}
 	return fmt.Errorf("%s is a symlink to %s, which resolves to %s, outside %s: %s", link, target, resolved, where, linkHint)

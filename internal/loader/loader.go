@@ -43,6 +43,7 @@ type Loader struct {
 	restrictor Restrictor
 	limits     Limits
 	cwd        string   // the current directory, resolved
+	top        string   // the repository root, resolved: the current directory unless SetTop
 	roots      []string // resolved PATHs (a file's directory), for Confine
 	total      int64    // bytes read or about to be read
 }
@@ -69,7 +70,24 @@ func New(r Restrictor, limits Limits) (*Loader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Loader{restrictor: r, limits: limits, cwd: cwd}, nil
+	return &Loader{restrictor: r, limits: limits, cwd: cwd, top: cwd}, nil
+}
+
+// SetTop makes dir, the current directory or a directory above it, the
+// repository root: PATHs and flag files written inside it must resolve
+// inside it, and a kustomization may read anything inside it (an overlay's
+// ../../base). Argo CD's plugin runs in the Application's directory of a
+// checkout: its repository root lies above.
+func (l *Loader) SetTop(dir string) error {
+	resolved, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return err
+	}
+	if !within(l.cwd, resolved) {
+		return fmt.Errorf("the repository root %s does not hold the current directory %s", dir, l.cwd)
+	}
+	l.top = resolved
+	return nil
 }
 
 // File is one manifest file found below a PATH.
@@ -87,9 +105,10 @@ type Root struct {
 }
 
 // Resolve resolves a PATH argument and records it as a root. A PATH written
-// inside the current directory must resolve inside it: the symlinks on the
-// way belong to the tree. A PATH written outside it (absolute, or ../) is
-// the caller's explicit choice and is taken as it resolves.
+// inside the repository root (the current directory unless SetTop) must
+// resolve inside it: the symlinks on the way belong to the tree. A PATH
+// written outside it (absolute, or ../) is the caller's explicit choice and
+// is taken as it resolves.
 func (l *Loader) Resolve(p string) (Root, error) {
 	abs := p
 	if !filepath.IsAbs(abs) {
@@ -100,8 +119,8 @@ func (l *Loader) Resolve(p string) (Root, error) {
 	if err != nil {
 		return Root{}, err
 	}
-	if l.restrictor == RootOnly && within(abs, l.cwd) && !within(resolved, l.cwd) {
-		return Root{}, l.outside(p, abs, resolved, "the current directory")
+	if l.restrictor == RootOnly && within(abs, l.top) && !within(resolved, l.top) {
+		return Root{}, l.outside(p, abs, resolved, l.topName())
 	}
 	info, err := os.Stat(resolved)
 	if err != nil {
@@ -116,7 +135,7 @@ func (l *Loader) Resolve(p string) (Root, error) {
 }
 
 // Confine checks a file named by a flag (--config, --check): it must
-// resolve inside the current directory or inside a PATH resolved so far (for
+// resolve inside the repository root or inside a PATH resolved so far (for
 // a file PATH, its directory), however it is written. It returns the
 // resolved path.
 func (l *Loader) Confine(flag, p string) (string, error) {
@@ -128,8 +147,8 @@ func (l *Loader) Confine(flag, p string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", flag, err)
 	}
-	if l.restrictor == RootOnly && !within(resolved, l.cwd) && !slices.ContainsFunc(l.roots, func(r string) bool { return within(resolved, r) }) {
-		err := l.outside(p, filepath.Clean(abs), resolved, "the current directory and every PATH")
+	if l.restrictor == RootOnly && !within(resolved, l.top) && !slices.ContainsFunc(l.roots, func(r string) bool { return within(resolved, r) }) {
+		err := l.outside(p, filepath.Clean(abs), resolved, l.topName()+" and every PATH")
 		return "", fmt.Errorf("%s %w", flag, err)
 	}
 	return resolved, nil
@@ -153,6 +172,40 @@ func (l *Loader) Files(root Root, skip string) ([]File, error) {
 	}
 	return w.files, nil
 }
+
+// Find returns the first of names that is an entry directly in the
+// directory root (a file, a directory or a link, even a dangling one),
+// named as Files names it, or false when none is; a file root finds
+// nothing. It reads nothing.
+func (l *Loader) Find(root Root, names ...string) (string, bool) {
+	if !root.dir {
+		return "", false
+	}
+	for _, name := range names {
+		if _, err := os.Lstat(filepath.Join(root.resolved, name)); err == nil {
+			return filepath.ToSlash(filepath.Join(root.Name, name)), true
+		}
+	}
+	return "", false
+}
+
+// topName names the repository root in messages.
+func (l *Loader) topName() string {
+	if l.top == l.cwd {
+		return "the current directory"
+	}
+	rel, err := filepath.Rel(l.cwd, l.top)
+	if err != nil {
+		rel = l.top
+	}
+	return "the repository root (" + filepath.ToSlash(rel) + ")"
+}
+
+// Path is the root's resolved path.
+func (r Root) Path() string { return r.resolved }
+
+// Restrictor is the restrictor in force.
+func (l *Loader) Restrictor() Restrictor { return l.restrictor }
 
 // Limits are the ceilings in force.
 func (l *Loader) Limits() Limits { return l.limits }

@@ -128,7 +128,13 @@ func (l *Loader) account(name string, size int64) error {
 	return nil
 }
 
+// isManifest says whether a file is listed: a .yaml, .yml or .json file,
+// or one named Kustomization, the one kustomization file name kustomize
+// reads without an extension (the caller decides what a kustomization is).
 func isManifest(name string) bool {
+	if name == "Kustomization" {
+		return true
+	}
 	switch strings.ToLower(filepath.Ext(name)) {
 	case ".yaml", ".yml", ".json":
 		return true

@@ -83,12 +83,12 @@ func TestRenderFailsClosed(t *testing.T) {
 	}{
 		"one bad FLApp among good ones": {
 			files:   map[string]string{"good.yaml": goodFLApp, "bad.yaml": strings.Replace(bad, "namespace: default", "namespace: other", 1)},
-			wantErr: "bad.yaml: FLApp other/bad.name: metadata.name",
+			wantErr: "bad.yaml: document 1 (line 2): FLApp other/bad.name: metadata.name",
 		},
 		"not YAML":              {files: map[string]string{"x.yaml": "a: [b"}, wantErr: "x.yaml"},
 		"no objects":            {files: map[string]string{"x.yaml": "---\n"}, wantErr: "no Kubernetes objects found"},
 		"only local config":     {files: map[string]string{"x.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations: {config.kubernetes.io/local-config: \"true\"}\n"}, wantErr: "no Kubernetes objects found"},
-		"document without kind": {files: map[string]string{"x.yaml": "foo: bar\n"}, wantErr: "is not a Kubernetes object"},
+		"document without kind": {files: map[string]string{"x.yaml": "foo: bar\n"}, wantErr: "x.yaml: document 1 (line 1): apiVersion: not a Kubernetes object"},
 		"bad owner policy":      {files: map[string]string{"x.yaml": goodFLApp}, opts: RenderOptions{OwnerReferences: "Always"}, wantErr: "--owner-references must be one of IfKnown, Required, Never"},
 		"owner required":        {files: map[string]string{"x.yaml": goodFLApp}, opts: RenderOptions{OwnerReferences: "Required"}, wantErr: "metadata.uid: Required value: ownerReferences is Required"},
 		"missing path":          {opts: RenderOptions{Paths: []string{"/does/not/exist"}}, wantErr: "no such file"},
@@ -114,8 +114,8 @@ func TestRenderBadFLAppNamesFileAndField(t *testing.T) {
 	out, stderr, err := runRender(t, RenderOptions{Paths: []string{dir}}, "")
 	assert.ErrorIs(t, err, ErrFailed)
 	assert.Empty(t, out)
-	assert.Contains(t, stderr, "bad.yaml: FLApp default/bad.name: metadata.name: Invalid value: \"bad.name\"")
-	assert.Contains(t, stderr, "bad.yaml: FLApp default/bad.name: spec.role: Invalid value: \"Boss\"")
+	assert.Contains(t, stderr, "bad.yaml: document 1 (line 2): FLApp default/bad.name: metadata.name: Invalid value: \"bad.name\"")
+	assert.Contains(t, stderr, "bad.yaml: document 1 (line 2): FLApp default/bad.name: spec.role: Invalid value: \"Boss\"")
 }
 
 func TestRenderConfigFile(t *testing.T) {

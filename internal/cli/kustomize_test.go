@@ -1,0 +1,212 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fedlearner/flapp-services/internal/loader"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A repository of kustomize overlays: a base FLApp with 2 Workers and
+// flapp-services as its transformer, a staging overlay that keeps them,
+// a prod overlay in another namespace that scales them to 4.
+func overlayRepo(t *testing.T, extra map[string]string) string {
+	t.Helper()
+	files := map[string]string{
+		"base/kustomization.yaml": "resources: [flapp.yaml]\ntransformers: [flapp-services.yaml]\n",
+		"base/flapp.yaml":         strings.Replace(goodFLApp, "  namespace: default\n", "", 1),
+		"base/flapp-services.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: flapp-services\n  annotations:\n" +
+			"    config.kubernetes.io/function: |\n      exec:\n        path: /nonexistent/flapp-services\ndata:\n  ownerReferences: Never\n",
+		"overlays/staging/kustomization.yaml": "namespace: staging\nresources: [../../base]\n",
+		"overlays/prod/kustomization.yaml": "namespace: prod\nresources: [../../base]\npatches:\n- target: {kind: FLApp, name: normal}\n" +
+			"  patch: |-\n    - op: replace\n      path: /spec/flReplicaSpecs/Worker/replicas\n      value: 4\n",
+	}
+	for k, v := range extra {
+		files[k] = v
+	}
+	dir := writeFiles(t, files)
+	t.Chdir(dir)
+	return dir
+}
+
+// render builds a kustomization root and renders the FLApps as finally
+// built: the overlay's namespace and replicas, the base's entry as the
+// configuration, never executed (its exec path does not exist).
+func TestRenderBuildsKustomizationOverlays(t *testing.T) {
+	overlayRepo(t, nil)
+	for dir, want := range map[string][]string{
+		"overlays/staging": {"FLApp/staging/normal", "Service/staging/normal-leader-worker-0", "Service/staging/normal-leader-worker-1"},
+		"overlays/prod": {"FLApp/prod/normal", "Service/prod/normal-leader-worker-0", "Service/prod/normal-leader-worker-1",
+			"Service/prod/normal-leader-worker-2", "Service/prod/normal-leader-worker-3"},
+		"base": {"FLApp//normal", "Service//normal-leader-worker-0", "Service//normal-leader-worker-1"},
+	} {
+		out, stderr, err := runRender(t, RenderOptions{Paths: []string{dir}}, "")
+		require.NoError(t, err, stderr)
+		assert.Equal(t, want, objects(t, out), dir)
+		assert.NotContains(t, out, "kind: Kustomization", "a kustomization is built, never printed")
+		assert.NotContains(t, out, "config.kubernetes.io/origin", "the origins the build recorded stay out of the render")
+		assert.NotContains(t, out, "flapp-services.yaml", "the function's entry is configuration, not a manifest")
+	}
+}
+
+// The entry is the render's configuration; the flags override it, and a
+// --config beside it is an error.
+func TestRenderBuildUsesTheTransformerEntryAsConfig(t *testing.T) {
+	overlayRepo(t, map[string]string{"base/flapp.yaml": strings.Replace(goodFLApp, "  namespace: default\n", "  uid: 6f4d3c2b-1a09-4e8f-9d7c-5b3a2f1e0d9c\n", 1)})
+	out, stderr, err := runRender(t, RenderOptions{Paths: []string{"base"}}, "")
+	require.NoError(t, err, stderr)
+	assert.NotContains(t, out, "ownerReferences", "the entry says Never")
+	out, stderr, err = runRender(t, RenderOptions{Paths: []string{"base"}, OwnerReferences: "IfKnown"}, "")
+	require.NoError(t, err, stderr)
+	assert.Contains(t, out, "ownerReferences", "--owner-references overrides the entry")
+
+	require.NoError(t, os.WriteFile("cfg.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"), 0o644))
+	_, stderr, err = runRender(t, RenderOptions{Paths: []string{"base"}, Config: "cfg.yaml"}, "")
+	require.ErrorIs(t, err, ErrFailed)
+	assert.Contains(t, stderr, "both --config cfg.yaml and flapp-services' entry base/flapp-services.yaml (in base/kustomization.yaml) configure the render")
+}
+
+// Two entries in one build must agree: the render runs once.
+func TestRenderBuildRefusesDisagreeingEntries(t *testing.T) {
+	overlayRepo(t, map[string]string{
+		"overlays/prod/kustomization.yaml":    "resources: [../../base]\ntransformers: [fn.yaml]\n",
+		"overlays/prod/fn.yaml":               "apiVersion: fn.fedlearner.k8s.io/v1alpha1\nkind: FLAppServices\nmetadata: {name: fn}\nspec: {ownerReferences: Required}\n",
+		"overlays/staging/kustomization.yaml": "resources: [../../base]\ntransformers: [fn.yaml]\n",
+		"overlays/staging/fn.yaml":            "apiVersion: fn.fedlearner.k8s.io/v1alpha1\nkind: FLAppServices\nmetadata: {name: fn}\nspec: {ownerReferences: Never}\n",
+	})
+	_, stderr, err := runRender(t, RenderOptions{Paths: []string{"overlays/prod"}}, "")
+	require.ErrorIs(t, err, ErrFailed)
+	assert.Contains(t, stderr, "configure flapp-services differently")
+	out, stderr, err := runRender(t, RenderOptions{Paths: []string{"overlays/staging"}}, "")
+	require.NoError(t, err, stderr, "entries that agree are one configuration")
+	assert.Contains(t, out, "kind: Service")
+}
+
+// Nothing from the repository is executed and nothing is fetched: every
+// other function, plugin, Helm chart and remote resource is refused, naming
+// the kustomization file, before anything is built.
+func TestRenderBuildRefusesWhatWouldRunOrFetch(t *testing.T) {
+	for name, tc := range map[string]struct {
+		kustomization string
+		extra         map[string]string
+		want          string
+	}{
+		"another function image": {"resources: [../../base]\ntransformers: [fn.yaml]\n",
+			map[string]string{"overlays/prod/fn.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  annotations:\n    config.kubernetes.io/function: |\n      container:\n        image: example.com/set-labels:v1\n"},
+			"overlays/prod/kustomization.yaml: transformers: overlays/prod/fn.yaml runs the function image example.com/set-labels:v1"},
+		"an exec function": {"resources: [../../base]\ntransformers:\n- |\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: x\n    annotations:\n      config.kubernetes.io/function: |\n        exec:\n          path: ./run.sh\n",
+			nil, "overlays/prod/kustomization.yaml: transformers: overlays/prod/kustomization.yaml runs the exec function ./run.sh"},
+		"a plugin": {"resources: [../../base]\ngenerators: [gen.yaml]\n",
+			map[string]string{"overlays/prod/gen.yaml": "apiVersion: someteam.example.com/v1\nkind: SecretsFromVault\nmetadata: {name: x}\n"},
+			"configures the kustomize plugin someteam.example.com/v1 SecretsFromVault"},
+		"a Helm chart": {"helmCharts:\n- name: minecraft\n  repo: https://itzg.github.io/minecraft-server-charts\n  version: 3.1.3\n", nil,
+			"overlays/prod/kustomization.yaml: Helm chart inflation (helmCharts) runs the helm program"},
+		"a remote base": {"resources:\n- github.com/kubernetes-sigs/kustomize/examples/multibases?ref=v3.3.1\n", nil,
+			"overlays/prod/kustomization.yaml: resources: github.com/kubernetes-sigs/kustomize/examples/multibases?ref=v3.3.1 is a remote resource or base"},
+		"a remote file":     {"resources:\n- https://raw.githubusercontent.com/x/y/main/flapp.yaml\n", nil, "is a remote resource or base"},
+		"an SCP-style base": {"resources:\n- git@github.com:x/y.git//base\n", nil, "is a remote resource or base"},
+		"a remote patch":    {"resources: [../../base]\npatches:\n- path: https://example.com/p.yaml\n", nil, "patches: https://example.com/p.yaml is remote"},
+		"a base's remote resource": {"resources: [../../base]\n",
+			map[string]string{"base/kustomization.yaml": "resources: [flapp.yaml, 'https://example.com/x.yaml']\n"},
+			"base/kustomization.yaml: resources: https://example.com/x.yaml is a remote resource or base"},
+		"the function as a generator": {"resources: [../../base]\ngenerators: [fn.yaml]\n",
+			map[string]string{"overlays/prod/fn.yaml": "apiVersion: fn.fedlearner.k8s.io/v1alpha1\nkind: FLAppServices\nmetadata: {name: fn}\n"},
+			"generators: overlays/prod/fn.yaml lists flapp-services, a transformer: list it under transformers"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			extra := map[string]string{"overlays/prod/kustomization.yaml": tc.kustomization}
+			for k, v := range tc.extra {
+				extra[k] = v
+			}
+			overlayRepo(t, extra)
+			out, stderr, err := runRender(t, RenderOptions{Paths: []string{"overlays/prod"}}, "")
+			require.ErrorIs(t, err, ErrFailed)
+			assert.Empty(t, out)
+			assert.Contains(t, stderr, tc.want)
+		})
+	}
+}
+
+// The build reads only inside the repository (here the current
+// directory): an overlay's ../../base is fine, a file or a base above it,
+// or a symlink leading out, is not.
+func TestRenderBuildStaysInTheRepository(t *testing.T) {
+	dir := overlayRepo(t, nil)
+	outside := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "secret.yaml"), []byte("apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "kustomization.yaml"), []byte("resources: [secret.yaml]\n"), 0o644))
+
+	rel, err := filepath.Rel(filepath.Join(dir, "overlays/prod"), outside)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile("overlays/prod/kustomization.yaml", []byte("resources: [../../base, "+rel+"]\n"), 0o644))
+	_, stderr, err := runRender(t, RenderOptions{Paths: []string{"overlays/prod"}}, "")
+	require.ErrorIs(t, err, ErrFailed)
+	assert.Contains(t, stderr, "outside the current directory")
+	assert.NotContains(t, stderr, "Secret")
+
+	require.NoError(t, os.Symlink(filepath.Join(outside, "secret.yaml"), "overlays/prod/secret.yaml"))
+	require.NoError(t, os.WriteFile("overlays/prod/kustomization.yaml", []byte("resources: [../../base, secret.yaml]\n"), 0o644))
+	_, stderr, err = runRender(t, RenderOptions{Paths: []string{"overlays/prod"}}, "")
+	require.ErrorIs(t, err, ErrFailed)
+	assert.Contains(t, stderr, "overlays/prod/secret.yaml is a symlink to "+filepath.Join(outside, "secret.yaml"))
+
+	out, stderr, err := runRender(t, RenderOptions{Paths: []string{"overlays/prod"}, LoadRestrictor: "LoadRestrictionsNone"}, "")
+	require.NoError(t, err, "LoadRestrictionsNone lifts it for a tree you trust: %s", stderr)
+	assert.Contains(t, out, "kind: Secret")
+}
+
+// Under Argo CD the repository root lies above the Application's
+// directory (the current directory): the base is read from there.
+func TestRenderBuildFromTheApplicationsDirectory(t *testing.T) {
+	dir := overlayRepo(t, nil)
+	t.Chdir(filepath.Join(dir, "overlays/prod"))
+	_, stderr, err := runRender(t, RenderOptions{Paths: []string{"."}}, "")
+	require.ErrorIs(t, err, ErrFailed, "without the repository root, ../../base is outside the current directory")
+	assert.Contains(t, stderr, "outside the current directory")
+
+	out, stderr, err := runRender(t, RenderOptions{Paths: []string{"."}, Root: dir}, "")
+	require.NoError(t, err, stderr)
+	assert.Contains(t, out, "name: normal-leader-worker-3")
+}
+
+// The file sizes are the render's ceilings, also through a build.
+func TestRenderBuildKeepsTheCeilings(t *testing.T) {
+	overlayRepo(t, nil)
+	_, stderr, err := runRender(t, RenderOptions{Paths: []string{"overlays/prod"}, Limits: limitsOf(200, 0)}, "")
+	require.ErrorIs(t, err, ErrFailed)
+	assert.Contains(t, stderr, "over the ceiling of 200 bytes per file (--max-file-size)")
+}
+
+// A kustomization met while walking a PATH is an error naming it: it is
+// never read as a manifest.
+func TestRenderRefusesANestedKustomization(t *testing.T) {
+	overlayRepo(t, nil)
+	_, stderr, err := runRender(t, RenderOptions{Paths: []string{"."}}, "")
+	require.ErrorIs(t, err, ErrFailed)
+	assert.Contains(t, stderr, "base/kustomization.yaml: a kustomization inside . is not a manifest: render its directory as a PATH of its own (flapp-services render base)")
+}
+
+// A kustomization that does not run the function builds too (CI, and
+// Applications that name the plugin without discover).
+func TestRenderBuildsAnyKustomization(t *testing.T) {
+	overlayRepo(t, map[string]string{"base/kustomization.yaml": "resources: [flapp.yaml]\n"})
+	out, stderr, err := runRender(t, RenderOptions{Paths: []string{"overlays/prod"}}, "")
+	require.NoError(t, err, stderr)
+	assert.Contains(t, out, "name: normal-leader-worker-3")
+}
+
+// An error about a built object names the file the build read it from.
+func TestRenderBuildErrorsNameTheSourceFile(t *testing.T) {
+	overlayRepo(t, map[string]string{"base/flapp.yaml": strings.Replace(strings.Replace(goodFLApp, "  namespace: default\n", "", 1), "Leader", "Boss", 1)})
+	_, stderr, err := runRender(t, RenderOptions{Paths: []string{"overlays/prod"}}, "")
+	require.ErrorIs(t, err, ErrFailed)
+	assert.Contains(t, stderr, "error: base/flapp.yaml (in the build of overlays/prod): FLApp prod/normal: spec.role: Invalid value: \"Boss\"")
+}
+
+func limitsOf(file, input int64) loader.Limits {
+	return loader.Limits{MaxFileSize: file, MaxInputSize: input}
+}

@@ -1,0 +1,223 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"strings"
+
+	"github.com/fedlearner/flapp-services/fn"
+	"github.com/fedlearner/flapp-services/internal/fastyaml"
+	"github.com/fedlearner/flapp-services/internal/kustomize"
+	"github.com/fedlearner/flapp-services/internal/loader"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+const (
+	localConfigAnnotation = "config.kubernetes.io/local-config"
+	pathAnnotation        = kioutil.PathAnnotation
+)
+
+// reader is the one reader of render mode and discover. It reads each
+// input in order, each file's documents one at a time, expands v1 Lists,
+// drops local configuration (as kustomize does), and yields every object
+// with its origin. Everything a run may read is bounded here or below: the
+// loader checks file sizes before anything is read, fastyaml bounds each
+// document's nodes before it is parsed, and the reader counts objects and
+// each object's nodes before it is kept.
+type reader struct {
+	ld             *loader.Loader
+	stdin          io.Reader
+	maxObjects     int
+	maxDocNodes    int
+	maxObjectNodes int
+	count          int // objects read so far, all inputs together
+}
+
+// input is one PATH of the command line: the files found below it, stdin
+// ("-"), or a kustomization root, read as its build's output.
+type input struct {
+	files []loader.File
+	stdin bool
+	build *kustomize.Build
+}
+
+// source is one file's bytes and where they came from.
+type source struct {
+	origin fn.Origin // File, and Build for a build's output
+	data   []byte
+	files  []string // a build's output: each document's file, "" when unknown
+}
+
+// inputError is a problem with the input at origin, its message complete.
+type inputError struct {
+	origin fn.Origin
+	msg    string
+}
+
+func (e *inputError) Error() string { return e.origin.String() + ": " + e.msg }
+
+// objects yields every object of the inputs, in input order, and stops at
+// the first error.
+func (r *reader) objects(inputs []input) iter.Seq2[fn.Object, error] {
+	return func(yield func(fn.Object, error) bool) {
+		for _, in := range inputs {
+			for src, err := range r.sources(in) {
+				if err != nil {
+					yield(fn.Object{}, err)
+					return
+				}
+				for obj, err := range r.file(src) {
+					if !yield(obj, err) || err != nil {
+						return
+					}
+				}
+			}
+		}
+	}
+}
+
+// sources yields the bytes of an input's files, one file at a time.
+func (r *reader) sources(in input) iter.Seq2[source, error] {
+	return func(yield func(source, error) bool) {
+		switch {
+		case in.stdin:
+			data, err := r.ld.ReadStream("<stdin>", r.stdin)
+			yield(source{origin: fn.Origin{File: "<stdin>"}, data: data}, err)
+		case in.build != nil:
+			data, files, err := in.build.Run()
+			if err != nil {
+				err = fmt.Errorf("%s: %w", in.build.File, err)
+			}
+			yield(source{origin: fn.Origin{File: in.build.File, Build: in.build.Dir}, data: data, files: files}, err)
+		default:
+			for _, f := range in.files {
+				data, err := r.ld.Read(f)
+				if !yield(source{origin: fn.Origin{File: f.Name}, data: data}, err) || err != nil {
+					return
+				}
+			}
+		}
+	}
+}
+
+// file yields the objects of one file, and stops at the first error.
+func (r *reader) file(src source) iter.Seq2[fn.Object, error] {
+	return func(yield func(fn.Object, error) bool) {
+		limits := fastyaml.ReadLimits{MaxNodes: r.maxDocNodes, MaxDocuments: r.maxObjects - r.count}
+		annotations := map[string]string{pathAnnotation: src.origin.File}
+		for doc, err := range fastyaml.ReadDocuments(src.data, annotations, limits) {
+			if err != nil {
+				yield(fn.Object{}, r.documentError(src.origin, err))
+				return
+			}
+			o := src.origin
+			switch {
+			case src.files != nil:
+				// A build's output: its documents are objects of other
+				// files, and its lines are no file's.
+				if doc.Index < len(src.files) && src.files[doc.Index] != "" {
+					o.File = src.files[doc.Index]
+				}
+			default:
+				o.Document, o.Line = doc.Index+1, doc.Line
+				if doc.Item >= 0 {
+					o.Listed, o.Item = true, doc.Item
+				}
+			}
+			if !r.expand(doc.Node, o, doc.Nodes, yield) {
+				return
+			}
+		}
+	}
+}
+
+// expand yields n, which has nodes YAML nodes as written, or the objects of
+// n when it is a v1 List, unless it is local configuration. It returns false
+// once the caller stops or an error was yielded.
+func (r *reader) expand(n *yaml.RNode, o fn.Origin, nodes int, yield func(fn.Object, error) bool) bool {
+	if n.YNode().Kind == yaml.MappingNode {
+		if scalar(n, "kind") == "List" && scalar(n, "apiVersion") == "v1" {
+			if list := n.Field("items"); list != nil && list.Value.YNode().Kind == yaml.SequenceNode {
+				for i, item := range list.Value.YNode().Content {
+					child := yaml.NewRNode(item)
+					written := fastyaml.CountNodes(item, r.maxObjectNodes)
+					if item.Kind == yaml.MappingNode {
+						_ = child.PipeE(yaml.SetAnnotation(pathAnnotation, o.File))
+					}
+					co := o
+					co.Listed, co.Item = true, i
+					if item.Line > 0 && o.Line > 0 {
+						co.Line = o.Line + item.Line - n.YNode().Line
+					}
+					if !r.expand(child, co, written, yield) {
+						return false
+					}
+				}
+				return true
+			}
+		}
+		if scalar(n, "metadata", "annotations", localConfigAnnotation) == "true" {
+			return true
+		}
+	}
+	if r.count++; r.count > r.maxObjects {
+		yield(fn.Object{}, &inputError{o, fmt.Sprintf("brings the input to %d objects, over the ceiling of %d (--max-objects)", r.count, r.maxObjects)})
+		return false
+	}
+	if nodes > r.maxObjectNodes {
+		yield(fn.Object{}, &inputError{o, fmt.Sprintf("%s has over %d YAML nodes (--max-object-nodes): no Kubernetes object is that large; split it",
+			describeObject(n), r.maxObjectNodes)})
+		return false
+	}
+	return yield(fn.Object{Node: n, Origin: o}, nil)
+}
+
+// documentError says where in a file fastyaml failed, in a complete message.
+func (r *reader) documentError(file fn.Origin, err error) error {
+	var docs *fastyaml.DocumentsError
+	if errors.As(err, &docs) {
+		return &inputError{file, fmt.Sprintf("holds up to %d documents, bringing the input over the ceiling of %d objects (--max-objects)",
+			docs.Documents, r.maxObjects)}
+	}
+	var doc *fastyaml.DocumentError
+	if !errors.As(err, &doc) {
+		return &inputError{file, err.Error()}
+	}
+	o := file
+	o.Document, o.Line = doc.Index+1, doc.Line
+	if doc.Err == nil {
+		return &inputError{o, fmt.Sprintf("may hold up to %d YAML nodes, over the ceiling of %d per document (--max-document-nodes): split it into smaller documents or files",
+			doc.Nodes, doc.MaxNodes)}
+	}
+	return &inputError{o, doc.Reason()}
+}
+
+// mentions says whether a file may hold an FLApp: its kind cannot be
+// spelt without the bytes "FLApp" or an escape sequence (a backslash).
+func mentions(data []byte, kind string) (plainly, maybe bool) {
+	plainly = bytes.Contains(data, []byte(kind))
+	return plainly, plainly || bytes.IndexByte(data, '\\') >= 0
+}
+
+// describeObject names an object for an error, as far as it can be named.
+func describeObject(n *yaml.RNode) string {
+	kind, name := scalar(n, "kind"), scalar(n, "metadata", "name")
+	if kind == "" && name == "" {
+		return "the object"
+	}
+	return strings.TrimSpace(kind + " " + name)
+}
+
+// scalar is the value of the scalar at path, or "" when there is none. It
+// never panics on malformed metadata, unlike kyaml's metadata getters.
+func scalar(n *yaml.RNode, path ...string) string {
+	v, err := n.Pipe(yaml.Lookup(path...))
+	if err != nil || v == nil || v.YNode().Kind != yaml.ScalarNode {
+		return ""
+	}
+	return v.YNode().Value
+}

@@ -1,0 +1,308 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"iter"
+	"os"
+	"path"
+	"runtime/debug"
+	"slices"
+	"strings"
+
+	"github.com/fedlearner/flapp-services/fn"
+	"github.com/fedlearner/flapp-services/internal/fastyaml"
+	"github.com/fedlearner/flapp-services/internal/kustomize"
+	"github.com/fedlearner/flapp-services/internal/loader"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// RenderOptions are the flags of `flapp-services render`.
+type RenderOptions struct {
+	Config           string // function config file
+	OwnerReferences  string // overrides the config's policy when set
+	Check            string // compare with this earlier render instead of printing
+	MaxServices      int64  // overrides the config's maxServices when set
+	MaxObjects       int    // DefaultMaxObjects when 0
+	MaxDocumentNodes int    // DefaultMaxDocumentNodes when 0
+	MaxObjectNodes   int    // DefaultMaxObjectNodes when 0
+	LoadRestrictor   string // loader.RootOnly when empty
+	Strict           bool   // fail on any warning
+	Root             string // the repository root, when not the current directory (Argo CD)
+	Limits           loader.Limits
+	Paths            []string
+}
+
+// RunRender is the standalone mode for Argo CD and CI: manifests in, the same
+// manifests plus the generated Services out, as one YAML stream. Files are
+// read and parsed one document at a time, and the objects kept are encoded
+// as they come, so memory follows the largest document, not the input or
+// the output. On any error nothing reaches out: an empty or partial render
+// would make a GitOps engine prune live Services.
+func RunRender(opts RenderOptions, in io.Reader, out, errOut io.Writer) error {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// Garbage from one document must not pile up over the next ones:
+		// past this soft limit the collector runs more often (it never
+		// fails a run that needs more).
+		debug.SetMemoryLimit(renderMemoryLimit)
+	}
+	m := &renderMode{opts: opts, stdin: in, out: out, errOut: errOut, render: fastyaml.NewStreamWriter()}
+	defer func() { _ = m.render.Close() }()
+	return drive(m, errOut, opts.Strict)
+}
+
+type renderMode struct {
+	opts      RenderOptions
+	stdin     io.Reader
+	out       io.Writer
+	errOut    io.Writer
+	ld        *loader.Loader
+	checkPath string // --check, resolved
+	render    *fastyaml.StreamWriter
+}
+
+func (m *renderMode) open() (fn.Config, iter.Seq2[fn.Object, error], error) {
+	restrictor := loader.Restrictor(m.opts.LoadRestrictor)
+	if restrictor == "" {
+		restrictor = loader.RootOnly
+	}
+	ld, err := loader.New(restrictor, m.opts.Limits)
+	if err != nil {
+		return fn.Config{}, nil, err
+	}
+	if m.opts.Root != "" {
+		if err := ld.SetTop(m.opts.Root); err != nil {
+			return fn.Config{}, nil, err
+		}
+	}
+	m.ld = ld
+	paths := m.opts.Paths
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	// Every PATH first: --config and --check must lie inside one of them
+	// (or the current directory).
+	roots, err := resolvePaths(ld, paths)
+	if err != nil {
+		return fn.Config{}, nil, err
+	}
+	cfg, configPath, err := loadConfig(m.opts, ld)
+	if err != nil {
+		return cfg, nil, err
+	}
+	if m.opts.Check != "" {
+		if m.checkPath, err = ld.Confine("--check", m.opts.Check); err != nil {
+			return cfg, nil, err
+		}
+	}
+	// List every file first: the size ceilings are checked on their sizes
+	// before anything is read.
+	inputs, err := listInputs(ld, roots, configPath)
+	if err != nil {
+		return cfg, nil, err
+	}
+	if cfg, err = buildConfig(cfg, m.opts, inputs); err != nil {
+		return cfg, nil, err
+	}
+	r := newReader(ld, m.stdin, m.opts.MaxObjects, m.opts.MaxDocumentNodes, m.opts.MaxObjectNodes)
+	return cfg, r.nonEmpty(r.objects(inputs), paths), nil
+}
+
+// newReader is the reader of a run, with the ceilings of its flags.
+func newReader(ld *loader.Loader, stdin io.Reader, maxObjects, maxDocNodes, maxObjectNodes int) *reader {
+	return &reader{
+		ld: ld, stdin: stdin,
+		maxObjects:     orDefault(maxObjects, DefaultMaxObjects),
+		maxDocNodes:    orDefault(maxDocNodes, DefaultMaxDocumentNodes),
+		maxObjectNodes: orDefault(maxObjectNodes, DefaultMaxObjectNodes),
+	}
+}
+
+// nonEmpty yields the objects and fails at the end when there were none:
+// an empty render would tell a GitOps engine to delete everything.
+func (r *reader) nonEmpty(objects iter.Seq2[fn.Object, error], paths []string) iter.Seq2[fn.Object, error] {
+	return func(yield func(fn.Object, error) bool) {
+		for obj, err := range objects {
+			if !yield(obj, err) || err != nil {
+				return
+			}
+		}
+		if r.count == 0 {
+			yield(fn.Object{}, fmt.Errorf("no Kubernetes objects found in %s: refusing to print an empty render, which a GitOps engine would take as 'delete everything'",
+				strings.Join(paths, ", ")))
+		}
+	}
+}
+
+// resolvePaths resolves every PATH but stdin ("-", a nil root).
+func resolvePaths(ld *loader.Loader, paths []string) ([]*loader.Root, error) {
+	roots := make([]*loader.Root, len(paths))
+	for i, p := range paths {
+		if p == "-" {
+			continue
+		}
+		root, err := ld.Resolve(p)
+		if err != nil {
+			return nil, err
+		}
+		roots[i] = &root
+	}
+	return roots, nil
+}
+
+// listInputs lists the manifest files of every root (a nil root is stdin),
+// skipping the resolved path skip (the config file). A root that is a
+// kustomization is scanned, to be built; a kustomization anywhere else is
+// an error, and so is a Helm chart: neither is a manifest.
+func listInputs(ld *loader.Loader, roots []*loader.Root, skip string) ([]input, error) {
+	inputs := make([]input, len(roots))
+	for i, root := range roots {
+		if root == nil {
+			inputs[i].stdin = true
+			continue
+		}
+		if file, ok := ld.Find(*root, kustomize.FileNames...); ok {
+			b, err := scanKustomization(ld, *root, file)
+			if err != nil {
+				return nil, err
+			}
+			inputs[i].build = b
+			continue
+		}
+		files, err := ld.Files(*root, skip)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			switch base := path.Base(f.Name); {
+			case slices.Contains(kustomize.FileNames, base):
+				return nil, fmt.Errorf("%s: a kustomization inside %s is not a manifest: render its directory as a PATH of its own (flapp-services render %s), which builds it",
+					f.Name, root.Name, path.Dir(f.Name))
+			case base == "Chart.yaml":
+				return nil, fmt.Errorf("%s: a Helm chart inside %s is not a manifest: render it with helm template and pipe the result to flapp-services render -",
+					f.Name, root.Name)
+			}
+		}
+		inputs[i].files = files
+	}
+	return inputs, nil
+}
+
+// scanKustomization scans the kustomization root for its build, and
+// refuses a build that would execute or fetch anything.
+func scanKustomization(ld *loader.Loader, root loader.Root, file string) (*kustomize.Build, error) {
+	b, err := kustomize.Scan(ld.Tree(root), root.Path(), file, ld.Restrictor() == loader.RootOnly)
+	if err != nil {
+		return nil, err
+	}
+	if len(b.Problems) > 0 {
+		more := ""
+		if len(b.Problems) > 1 {
+			more = fmt.Sprintf(" (and %d more)", len(b.Problems)-1)
+		}
+		return nil, fmt.Errorf("%s%s", b.Problems[0], more)
+	}
+	return b, nil
+}
+
+// buildConfig is the render's configuration when a kustomization it
+// builds lists flapp-services as a transformer: that entry is the
+// functionConfig (every such entry must say the same), unless --config
+// names another. The flags override it, as they override --config.
+func buildConfig(cfg fn.Config, opts RenderOptions, inputs []input) (fn.Config, error) {
+	var first *kustomize.Function
+	var entry fn.Config
+	for _, in := range inputs {
+		if in.build == nil {
+			continue
+		}
+		for i := range in.build.Functions {
+			f := &in.build.Functions[i]
+			parsed, results := fn.ParseConfig(f.Config)
+			if results.ExitCode() != 0 {
+				return cfg, fmt.Errorf("%s: flapp-services' entry (%s): %s", f.Kustomization, f.Source, results[0].Message)
+			}
+			switch {
+			case first == nil:
+				first, entry = f, parsed
+			case parsed != entry:
+				return cfg, fmt.Errorf("%s and %s configure flapp-services differently (%s, %s): the render runs once, after the build; make them agree",
+					first.Source, f.Source, first.Kustomization, f.Kustomization)
+			}
+		}
+	}
+	if first == nil {
+		return cfg, nil
+	}
+	if opts.Config != "" {
+		return cfg, fmt.Errorf("both --config %s and flapp-services' entry %s (in %s) configure the render: keep one", opts.Config, first.Source, first.Kustomization)
+	}
+	return overrides(entry, opts)
+}
+
+func (m *renderMode) keep(obj fn.Object) error { return m.render.Add(obj.Node) }
+
+// fail leaves stdout empty: the reasons are on stderr.
+func (m *renderMode) fail(framework.Results) error { return nil }
+
+func (m *renderMode) write(out *fn.Output, _ framework.Results) error {
+	if m.opts.Check == "" {
+		return m.render.WriteTo(m.out, out)
+	}
+	return m.check(out)
+}
+
+func orDefault(n, def int) int {
+	if n == 0 {
+		return def
+	}
+	return n
+}
+
+// loadConfig reads --config and applies --owner-references and
+// --max-services; it returns the config file's resolved path, which is not
+// part of the render.
+func loadConfig(opts RenderOptions, ld *loader.Loader) (fn.Config, string, error) {
+	cfg := fn.DefaultConfig()
+	var configPath string
+	if opts.Config != "" {
+		var err error
+		if configPath, err = ld.Confine("--config", opts.Config); err != nil {
+			return cfg, "", err
+		}
+		data, err := ld.ReadConfined("--config", opts.Config, configPath, ld.Limits().MaxFileSize)
+		if err != nil {
+			return cfg, "", err
+		}
+		node, err := yaml.Parse(string(data))
+		if err != nil {
+			return cfg, "", fmt.Errorf("--config %s is not YAML: %w", opts.Config, err)
+		}
+		parsed, results := fn.ParseConfig(node)
+		if results.ExitCode() != 0 {
+			return cfg, "", fmt.Errorf("--config %s: %s", opts.Config, results[0].Message)
+		}
+		cfg = parsed
+	}
+	cfg, err := overrides(cfg, opts)
+	return cfg, configPath, err
+}
+
+// overrides applies --max-services and --owner-references to cfg.
+func overrides(cfg fn.Config, opts RenderOptions) (fn.Config, error) {
+	if opts.MaxServices != 0 {
+		if opts.MaxServices < 0 {
+			return cfg, fmt.Errorf("--max-services must be a positive integer, not %d", opts.MaxServices)
+		}
+		cfg.MaxServices = opts.MaxServices
+	}
+	if opts.OwnerReferences != "" {
+		policy, err := fn.ParseOwnerReferences("--owner-references", opts.OwnerReferences)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.OwnerReferences = policy
+	}
+	return cfg, nil
+}

@@ -1,0 +1,131 @@
+package kustomize
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Run builds the kustomization as `kustomize build` does (the same output
+// order), but with flapp-services' entries left out of every
+// kustomization's transformers, no plugin but kustomize's builtins, and a
+// file system that reads only the repository, within the render's
+// ceilings, and writes nothing. It returns the build's output, a YAML
+// stream of one document per object, and for each document the file the
+// object was read from (as messages name it; "" for an object a generator
+// made).
+func (b *Build) Run() (data []byte, files []string, err error) {
+	if len(b.Problems) > 0 {
+		return nil, nil, errors.New(b.Problems[0])
+	}
+	refuseNetwork()
+	opts := krusty.MakeDefaultOptions()
+	opts.Reorder = krusty.ReorderOptionUnspecified // kustomize build's default: its legacy order unless sortOptions says otherwise
+	opts.LoadRestrictions = types.LoadRestrictionsNone
+	if b.tight {
+		opts.LoadRestrictions = types.LoadRestrictionsRootOnly
+	}
+	opts.PluginConfig = types.DisabledPluginConfig()
+	rewrites, askedForOrigins, err := b.withOrigins()
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := krusty.MakeKustomizer(opts).Run(&confinedFS{tree: b.tree, rewrites: rewrites}, b.dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("kustomize build: %s", b.tidy(err.Error()))
+	}
+	for _, res := range m.Resources() {
+		file := ""
+		if origin, err := res.GetOrigin(); err == nil && origin != nil && origin.Repo == "" && origin.Path != "" {
+			file = b.tree.Name(filepath.Join(b.dir, filepath.FromSlash(origin.Path)))
+		}
+		files = append(files, file)
+	}
+	if !askedForOrigins {
+		if err := m.RemoveOriginAnnotations(); err != nil {
+			return nil, nil, fmt.Errorf("kustomize build: %w", err)
+		}
+	}
+	data, err = m.AsYaml()
+	if err != nil {
+		return nil, nil, fmt.Errorf("kustomize build: %w", err)
+	}
+	return data, files, nil
+}
+
+// tidy names the repository's files in a kustomize error from the current
+// directory, as every other message does, instead of by their absolute
+// paths.
+func (b *Build) tidy(msg string) string {
+	prefix := b.tree.Name(b.tree.Dir())
+	if prefix == "." {
+		prefix = ""
+	} else {
+		prefix += "/"
+	}
+	return strings.ReplaceAll(msg, b.tree.Dir()+string(filepath.Separator), prefix)
+}
+
+// withOrigins is the rewritten kustomization files, with the root's
+// buildMetadata asking for origin annotations (they name each object's
+// file), and whether the root asked for them itself (then they stay in the
+// output, as in kustomize's).
+func (b *Build) withOrigins() (map[string][]byte, bool, error) {
+	file, _ := b.kustomizationFile(b.dir)
+	resolved, err := b.tree.Resolve(file)
+	if err != nil {
+		return nil, false, err
+	}
+	content, ok := b.rewrites[resolved]
+	if !ok {
+		if content, err = b.tree.ReadFile(file); err != nil {
+			return nil, false, err
+		}
+	}
+	node, err := yaml.Parse(string(content))
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", b.File, err)
+	}
+	list, err := node.Pipe(yaml.LookupCreate(yaml.SequenceNode, "buildMetadata"))
+	if err != nil || list.YNode().Kind != yaml.SequenceNode {
+		return nil, false, fmt.Errorf("%s: buildMetadata is not a list", b.File)
+	}
+	for _, v := range list.YNode().Content {
+		if v.Value == types.OriginAnnotations {
+			return b.rewrites, true, nil
+		}
+	}
+	list.YNode().Style = 0
+	list.YNode().Content = append(list.YNode().Content, &yaml.Node{Kind: yaml.ScalarNode, Value: types.OriginAnnotations})
+	s, err := node.String()
+	if err != nil {
+		return nil, false, err
+	}
+	rewrites := maps.Clone(b.rewrites)
+	rewrites[resolved] = []byte(s)
+	return rewrites, false, nil
+}
+
+var network sync.Once
+
+// refuseNetwork makes every HTTP request of this process fail: kustomize
+// fetches a remote file (resources: https://...) through Go's default
+// transport, and Scan has refused every remote entry already; nothing else
+// in flapp-services speaks HTTP.
+func refuseNetwork() {
+	network.Do(func() { http.DefaultTransport = refusedTransport{} })
+}
+
+type refusedTransport struct{}
+
+func (refusedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	return nil, fmt.Errorf("flapp-services fetches nothing: %s refused", r.URL.Redacted())
+}

@@ -1,0 +1,127 @@
+package kustomize
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/fedlearner/flapp-services/internal/loader"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// confinedFS is the file system krusty builds on: the repository as
+// loader.Tree confines it (symlinks that stay inside, the render's size
+// ceilings), read-only, with some kustomization files read as rewritten.
+type confinedFS struct {
+	tree     *loader.Tree
+	rewrites map[string][]byte // resolved path -> content
+}
+
+var _ filesys.FileSystem = (*confinedFS)(nil)
+
+var errReadOnly = errors.New("flapp-services' kustomize build writes nothing")
+
+func (c *confinedFS) abs(p string) (string, error) {
+	if !filepath.IsAbs(p) {
+		return "", fmt.Errorf("%s: internal error: a relative path in the build", p)
+	}
+	return filepath.Clean(p), nil
+}
+
+func (c *confinedFS) Create(string) (filesys.File, error) { return nil, errReadOnly }
+func (c *confinedFS) Mkdir(string) error                  { return errReadOnly }
+func (c *confinedFS) MkdirAll(string) error               { return errReadOnly }
+func (c *confinedFS) RemoveAll(string) error              { return errReadOnly }
+func (c *confinedFS) WriteFile(string, []byte) error      { return errReadOnly }
+
+// Open is not used by a build; reads go through ReadFile, which bounds
+// them.
+func (c *confinedFS) Open(p string) (filesys.File, error) {
+	return nil, fmt.Errorf("%s: flapp-services' kustomize build reads files whole, through its ceilings", c.tree.Name(p))
+}
+
+func (c *confinedFS) IsDir(p string) bool {
+	abs, err := c.abs(p)
+	if err != nil {
+		return false
+	}
+	info, err := c.tree.Stat(abs)
+	return err == nil && info.IsDir()
+}
+
+func (c *confinedFS) Exists(p string) bool {
+	abs, err := c.abs(p)
+	if err != nil {
+		return false
+	}
+	_, err = c.tree.Stat(abs)
+	return err == nil
+}
+
+func (c *confinedFS) ReadDir(p string) ([]string, error) {
+	abs, err := c.abs(p)
+	if err != nil {
+		return nil, err
+	}
+	return c.tree.ReadDir(abs)
+}
+
+// CleanedAbs is filesys' on-disk CleanedAbs: the path with its symlinks
+// resolved, as a directory and a file name; the path must resolve inside
+// the tree.
+func (c *confinedFS) CleanedAbs(p string) (filesys.ConfirmedDir, string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", "", err
+	}
+	resolved, err := c.tree.Resolve(abs)
+	if err != nil {
+		return "", "", err
+	}
+	info, err := os.Stat(resolved)
+	if err != nil {
+		return "", "", err
+	}
+	if info.IsDir() {
+		return filesys.ConfirmedDir(resolved), "", nil
+	}
+	return filesys.ConfirmedDir(filepath.Dir(resolved)), filepath.Base(resolved), nil
+}
+
+// Glob matches on disk, keeping what resolves inside the tree.
+func (c *confinedFS) Glob(pattern string) ([]string, error) {
+	matches, err := filepath.Glob(pattern)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(matches, func(m string) bool {
+		abs, err := filepath.Abs(m)
+		if err != nil {
+			return true
+		}
+		_, err = c.tree.Resolve(abs)
+		return err != nil
+	}), nil
+}
+
+func (c *confinedFS) ReadFile(p string) ([]byte, error) {
+	abs, err := c.abs(p)
+	if err != nil {
+		return nil, err
+	}
+	resolved, err := c.tree.Resolve(abs)
+	if err != nil {
+		return nil, err
+	}
+	if content, ok := c.rewrites[resolved]; ok {
+		return content, nil
+	}
+	return c.tree.ReadFile(abs)
+}
+
+// Walk is not used by a build.
+func (c *confinedFS) Walk(p string, _ filepath.WalkFunc) error {
+	return fmt.Errorf("%s: flapp-services' kustomize build does not walk directories", c.tree.Name(p))
+}
