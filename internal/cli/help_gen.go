@@ -96,6 +96,8 @@ const readmeExamples = `  # kpt: run the Kptfile's pipeline; each FLApp's Servic
     --image ghcr.io/fedlearner/flapp-services:v0.1.0 -- ownerReferences=Never
   # kustomize: a transformers: entry that runs the image
   kustomize build --enable-alpha-plugins examples/kustomize/leader
+  # this help, from the image
+  kpt fn doc --image ghcr.io/fedlearner/flapp-services:v0.1.0
   # the function by hand: a ResourceList on stdin, a ResourceList on stdout
   flapp-services < resource-list.yaml
   # the manifests plus their Services as one YAML stream (Argo CD, CI)
