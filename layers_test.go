@@ -20,18 +20,20 @@ var layers = map[string]struct {
 	module    []string // packages of this module it may import
 	forbidden []string // import path prefixes it must not use
 }{
-	".":                    {module: []string{"internal/cli"}},
-	"internal/cli":         {module: []string{"fn", "internal/fastyaml", "internal/loader", "render"}},
+	".":                 {module: []string{"internal/cli"}},
+	"internal/cli":      {module: []string{"fn", "internal/fastyaml", "internal/loader", "render"}},
+	"internal/fastyaml": {module: []string{"fn"}},
+	"internal/loader":   {forbidden: []string{"sigs.k8s.io/kustomize", "go.yaml.in", "gopkg.in/yaml", "sigs.k8s.io/yaml"}},
+	"fn":                {module: []string{"render"}},
+	"fn/fntest":         {module: []string{"fn"}},
+	"render":            {forbidden: []string{"sigs.k8s.io/kustomize", "go.yaml.in", "gopkg.in/yaml", "sigs.k8s.io/yaml", "os", "io", "net"}},
+	"bench/gen":         {module: []string{"bench/benchdata"}},
+	"bench/run":         {module: []string{"bench/benchdata"}},
+	"bench/noop":        {},
+	"bench/benchdata":   {},
+
+	// Writes internal/cli/help_gen.go from the README (go generate).
 	"internal/cli/gendocs": {},
-	"internal/fastyaml":    {module: []string{"fn"}},
-	"internal/loader":      {forbidden: []string{"sigs.k8s.io/kustomize", "go.yaml.in", "gopkg.in/yaml", "sigs.k8s.io/yaml"}},
-	"fn":                   {module: []string{"render"}},
-	"fn/fntest":            {module: []string{"fn"}},
-	"render":               {forbidden: []string{"sigs.k8s.io/kustomize", "go.yaml.in", "gopkg.in/yaml", "sigs.k8s.io/yaml", "os", "io", "net"}},
-	"bench/gen":            {module: []string{"bench/benchdata"}},
-	"bench/run":            {module: []string{"bench/benchdata"}},
-	"bench/noop":           {},
-	"bench/benchdata":      {},
 }
 
 // TestImportsPointDown holds every package's non-test imports to its layer:
