@@ -32,11 +32,14 @@ var layers = map[string]struct {
 	"bench/run":          {module: []string{"bench/benchdata"}},
 	"bench/noop":         {},
 	"bench/benchdata":    {},
+
+	// Writes internal/cli/help_gen.go from the README (go generate).
+	"internal/cli/gendocs": {},
 }
 
 // TestImportsPointDown holds every package's non-test imports to its layer:
-// main -> internal/cli -> {internal/fastyaml -> fn, internal/loader} and
-// fn -> render. fn imports nothing under internal/, and nothing imports up.
+// main -> internal/cli -> {internal/fastyaml -> fn, internal/kustomize ->
+// internal/loader} and fn -> render. fn imports nothing under internal/, and nothing imports up.
 func TestImportsPointDown(t *testing.T) {
 	seen := 0
 	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
+//go:generate go run ./gendocs -readme ../../README.md -out help_gen.go
+
 const readme = "the README, https://github.com/fedlearner/flapp-services"
 
 // Main runs the command line with args and returns the process's exit code.
@@ -35,18 +37,12 @@ func Main(version string, args []string, stdin io.Reader, stdout, stderr io.Writ
 func newCommand(version string) *cobra.Command {
 	version = binaryVersion(version)
 	root := &cobra.Command{
-		Use:   "flapp-services",
-		Short: "Render the Kubernetes Services of fedlearner FLApps as plain manifests",
-		Long: `flapp-services turns FLApps (fedlearner.k8s.io/v1alpha1) into the Services the
-fedlearner operator creates for them.
-
-Without arguments it is a KRM function (kustomize, kpt): a ResourceList on
-stdin, a ResourceList on stdout. 'render' prints manifests plus Services as
-one YAML stream (Argo CD, CI); 'discover' tells Argo CD's plugin discovery
-whether a directory is the render's job. Any error exits non-zero without a partial
-render. Configuration, integrations and examples: ` + readme,
-		Example: `  flapp-services < resource-list.yaml
-  flapp-services render apps/ > rendered/all.yaml`,
+		Use: "flapp-services",
+		// The root's help is the README's mdtogo sections, as the catalog's
+		// functions and `kpt fn doc` show theirs (help_gen.go).
+		Short:         readmeShort,
+		Long:          readmeLong + "\n\nEverything else (the Services in full, pruning, owner references, the image,\nevery integration): " + readme,
+		Example:       readmeExamples,
 		Args:          noArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fedlearner/flapp-services/fn"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -162,4 +164,27 @@ func TestMaxServicesHelp(t *testing.T) {
 	code, out, _ := runMain([]string{"render", "--help"}, "")
 	assert.Equal(t, 0, code)
 	assert.Regexp(t, `--max-services int\s+most Services one run may generate; when unset, the config's maxServices applies \(default 100000\)`, out)
+}
+
+// The root's --help is the README's mdtogo sections (help_gen.go): Short,
+// Long with the FunctionConfig settings, Examples; the commands keep their own.
+func TestRootHelpIsTheReadme(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
+		code, out, stderr := runMain(args, "")
+		assert.Equal(t, 0, code, args)
+		assert.Empty(t, stderr, args)
+		assert.True(t, strings.HasPrefix(out, readmeLong+"\n\n"), "%v: the help does not start with the README's Short and Long:\n%s", args, out)
+		assert.Contains(t, out, "\nExamples:\n"+readmeExamples+"\n", args)
+		// The settings table, each row with the default the code applies.
+		def := fn.DefaultConfig()
+		for setting, value := range map[string]any{"ownerReferences": def.OwnerReferences, "maxServicesPerFLApp": def.MaxServicesPerFLApp, "maxServices": def.MaxServices} {
+			assert.Regexp(t, fmt.Sprintf(`\n%s +%v +\S`, setting, value), out, args)
+		}
+	}
+	for _, command := range []string{"render", "discover", "version"} {
+		code, out, _ := runMain([]string{command, "--help"}, "")
+		assert.Equal(t, 0, code, command)
+		assert.NotContains(t, out, "### FunctionConfig", command)
+		assert.NotContains(t, out, readmeExamples, command)
+	}
 }
