@@ -173,12 +173,23 @@ func TestRenderBuildFromTheApplicationsDirectory(t *testing.T) {
 	assert.Contains(t, out, "name: normal-leader-worker-3")
 }
 
-// The file sizes are the render's ceilings, also through a build.
+// The file sizes are the render's ceilings, also for what only the build
+// reads (the FLApp file; the kustomizations and the entry are smaller).
 func TestRenderBuildKeepsTheCeilings(t *testing.T) {
 	overlayRepo(t, nil)
-	_, stderr, err := runRender(t, RenderOptions{Paths: []string{"overlays/prod"}, Limits: limitsOf(200, 0)}, "")
+	flapp, err := os.Stat("base/flapp.yaml")
+	require.NoError(t, err)
+	entry, err := os.Stat("base/flapp-services.yaml")
+	require.NoError(t, err)
+	require.Greater(t, flapp.Size(), entry.Size())
+	_, stderr, err := runRender(t, RenderOptions{Paths: []string{"overlays/prod"}, Limits: limitsOf(entry.Size(), 0)}, "")
 	require.ErrorIs(t, err, ErrFailed)
-	assert.Contains(t, stderr, "over the ceiling of 200 bytes per file (--max-file-size)")
+	assert.Contains(t, stderr, "base/flapp.yaml is")
+	assert.Contains(t, stderr, "per file (--max-file-size)")
+
+	_, stderr, err = runRender(t, RenderOptions{Paths: []string{"overlays/prod"}, Limits: limitsOf(0, flapp.Size()+entry.Size())}, "")
+	require.ErrorIs(t, err, ErrFailed)
+	assert.Contains(t, stderr, "in total (--max-input-size)", "every file the build reads counts")
 }
 
 // A kustomization met while walking a PATH is an error naming it: it is

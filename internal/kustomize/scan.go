@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -333,15 +334,18 @@ func isOurImage(image string) bool {
 	return repo[strings.LastIndex(repo, "/")+1:] == Name
 }
 
-func isOurExec(path string) bool {
-	base := filepath.Base(filepath.FromSlash(path))
+// isOurExec says whether an exec path names this function, written with
+// slashes or, for Windows, backslashes.
+func isOurExec(p string) bool {
+	base := path.Base(strings.ReplaceAll(p, `\`, "/"))
 	return base == Name || base == Name+".exe"
 }
 
-// remoteURL is what kustomize reads as a remote git repository or file
+// remoteURL is what kustomize may read as a remote git repository or file
 // (its internal/git.NewRepoSpecFromURL and loader.IsRemoteFile accept no
-// less): a scheme, an SCP-style user@host, or a GitHub host, after an
-// optional git:: prefix.
+// more): a scheme, an SCP-style user@, or a GitHub host, after an optional
+// git:: prefix. It errs on the side of remote: a local path such as x@y,
+// which kustomize would fail to parse as a URL, is refused too.
 var remoteURL = regexp.MustCompile(`(?i)^(git::)?([a-z][a-z0-9+.-]*://|[a-z][a-z0-9-]*@|github\.com[/:])`)
 
 func isRemote(p string) bool { return remoteURL.MatchString(strings.TrimSpace(p)) }

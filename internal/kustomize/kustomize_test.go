@@ -1,0 +1,205 @@
+package kustomize
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fedlearner/flapp-services/internal/loader"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+func TestIsOurImage(t *testing.T) {
+	for image, want := range map[string]bool{
+		"ghcr.io/fedlearner/flapp-services:v0.1.0":         true,
+		"ghcr.io/fedlearner/flapp-services":                true,
+		"flapp-services:dev":                               true,
+		"flapp-services":                                   true,
+		"127.0.0.1:5000/flapp-services@sha256:0123abcd":    true,
+		"localhost:5000/team/flapp-services:v1@sha256:01":  true,
+		"registry.example.com:5000/flapp-services":         true,
+		"ghcr.io/fedlearner/flapp-services-fork:v1":        false,
+		"ghcr.io/flapp-services/set-labels:v1":             false,
+		"example.com/set-namespace:v0.4":                   false,
+		"registry.example.com:5000/other:flapp-services":   false,
+		"gcr.io/kpt-fn/apply-setters:v0.2@sha256:0123abcd": false,
+	} {
+		assert.Equal(t, want, isOurImage(image), image)
+	}
+	for path, want := range map[string]bool{
+		"../../bin/flapp-services": true, "flapp-services": true, `C:\bin\flapp-services.exe`: true,
+		"./run.sh": false, "flapp-services.sh": false,
+	} {
+		assert.Equal(t, want, isOurExec(path), path)
+	}
+}
+
+// What kustomize reads as remote (its internal/git.NewRepoSpecFromURL and
+// loader.IsRemoteFile, v0.21.2), and what it reads as local.
+func TestIsRemote(t *testing.T) {
+	for _, p := range []string{
+		"https://github.com/kubernetes-sigs/kustomize//examples/multibases?ref=v3.3.1",
+		"http://example.com/x.yaml", "HTTPS://example.com/x.yaml",
+		"ssh://git@github.com/x/y.git", "file:///srv/repo.git//base",
+		"git@github.com:x/y.git//base", "me@example.com:x/y",
+		"github.com/kubernetes-sigs/kustomize/examples/multibases?ref=v3.3.1", "github.com:x/y",
+		"git::https://github.com/x/y//base", " https://example.com/x.yaml",
+		"x@y", // not a URL kustomize can parse; refused all the same, on the side of remote
+	} {
+		assert.True(t, isRemote(p), p)
+	}
+	for _, p := range []string{"../base", "base", "./x.yaml", "github.company/x", "my-github.com/x", "/abs/path"} {
+		assert.False(t, isRemote(p), p)
+	}
+}
+
+func object(t *testing.T, s string) *yaml.RNode {
+	t.Helper()
+	n, err := yaml.Parse(s)
+	require.NoError(t, err)
+	return n
+}
+
+func TestClassify(t *testing.T) {
+	fnAnno := func(spec string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  annotations:\n    config.kubernetes.io/function: |\n" + spec
+	}
+	for name, c := range map[string]struct {
+		object string
+		want   pluginKind
+		what   string
+	}{
+		"our image":          {fnAnno("      container:\n        image: ghcr.io/fedlearner/flapp-services:v1\n"), flappServices, ""},
+		"our exec":           {fnAnno("      exec:\n        path: ../bin/flapp-services\n"), flappServices, ""},
+		"legacy annotation":  {"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  annotations:\n    config.kubernetes.io/container: flapp-services:dev\n", flappServices, ""},
+		"typed config":       {"apiVersion: fn.fedlearner.k8s.io/v1alpha1\nkind: FLAppServices\nmetadata: {name: x}\n", flappServices, ""},
+		"another image":      {fnAnno("      container:\n        image: example.com/set-labels:v1\n"), function, "the function image example.com/set-labels:v1"},
+		"another exec":       {fnAnno("      exec:\n        path: ./run.sh\n"), function, "the exec function ./run.sh"},
+		"starlark":           {fnAnno("      starlark:\n        path: x.star\n"), function, "a function"},
+		"builtin":            {"apiVersion: builtin\nkind: PatchTransformer\nmetadata: {name: x}\npatch: '[]'\n", builtin, ""},
+		"a plugin":           {"apiVersion: someteam.example.com/v1\nkind: ChartInflator\nmetadata: {name: x}\n", plugin, "someteam.example.com/v1 ChartInflator"},
+		"a bad annotation":   {fnAnno("      [\n"), function, "a function whose annotation does not parse"},
+		"builtin in a group": {"apiVersion: builtin/v1\nkind: PatchTransformer\nmetadata: {name: x}\n", plugin, "builtin/v1 PatchTransformer"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			kind, what := classify(object(t, c.object))
+			assert.Equal(t, c.want, kind)
+			assert.True(t, strings.HasPrefix(what, c.what), "%q", what)
+		})
+	}
+}
+
+// tree writes files under a fresh directory that is the current directory
+// and the repository, and returns its loader.Tree.
+func tree(t *testing.T, files map[string]string) *loader.Tree {
+	t.Helper()
+	dir := t.TempDir()
+	for p, content := range files {
+		full := filepath.Join(dir, p)
+		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
+		require.NoError(t, os.WriteFile(full, []byte(content), 0o644))
+	}
+	t.Chdir(dir)
+	ld, err := loader.New(loader.RootOnly, loader.Limits{})
+	require.NoError(t, err)
+	root, err := ld.Resolve(".")
+	require.NoError(t, err)
+	return ld.Tree(root)
+}
+
+const ourEntry = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fn\n  annotations:\n    config.kubernetes.io/function: |\n      container:\n        image: flapp-services\ndata: {ownerReferences: Never}\n"
+
+// Scan finds every flapp-services entry of the build, depth first, and
+// leaves the kustomizations' other entries to the build.
+func TestScan(t *testing.T) {
+	tr := tree(t, map[string]string{
+		"overlay/kustomization.yaml":      "resources: [../base, ../other]\ntransformers: [fn.yaml, labels.yaml]\n",
+		"overlay/fn.yaml":                 ourEntry,
+		"overlay/labels.yaml":             "apiVersion: builtin\nkind: LabelTransformer\nmetadata: {name: l}\nlabels: {a: b}\nfieldSpecs: [{path: metadata/labels, create: true}]\n",
+		"base/kustomization.yaml":         "resources: [x.yaml]\ntransformers: [fn.yaml]\n",
+		"base/fn.yaml":                    strings.Replace(ourEntry, "Never", "IfKnown", 1),
+		"other/kustomization.yaml":        "resources: [../base]\n", // base again: scanned once
+		"unused/kustomization.yaml":       "resources: [https://example.com/x.yaml]\n",
+		"overlay/notes/kustomization.yml": "resources: [https://example.com/y.yaml]\n",
+	})
+	dir, err := filepath.Abs("overlay")
+	require.NoError(t, err)
+	b, err := Scan(tr, dir, "overlay/kustomization.yaml", true)
+	require.NoError(t, err)
+	assert.Empty(t, b.Problems, "only what the build reads is scanned")
+	require.Len(t, b.Functions, 2)
+	assert.Equal(t, "base/kustomization.yaml", b.Functions[0].Kustomization, "depth first: the base before the overlay's own")
+	assert.Equal(t, "base/fn.yaml", b.Functions[0].Source)
+	assert.Equal(t, "overlay/fn.yaml", b.Functions[1].Source)
+
+	data, files, err := b.Run()
+	require.Error(t, err, "x.yaml does not exist")
+	assert.Nil(t, data)
+	assert.Nil(t, files)
+	assert.Contains(t, err.Error(), "kustomize build: ")
+	assert.NotContains(t, err.Error(), tr.Dir(), "files are named from the current directory")
+}
+
+// The kustomizations krusty reads have flapp-services' entries removed and
+// nothing else; the files on disk stay as they are.
+func TestRunReadsTheEntriesRemoved(t *testing.T) {
+	tree(t, map[string]string{
+		"kustomization.yaml": "resources: [cm.yaml]\ntransformers: [fn.yaml, labels.yaml]\n",
+		"fn.yaml":            ourEntry,
+		"labels.yaml":        "apiVersion: builtin\nkind: LabelTransformer\nmetadata: {name: l}\nlabels: {team: a}\nfieldSpecs: [{path: metadata/labels, create: true}]\n",
+		"cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n",
+	})
+	before, err := os.ReadFile("kustomization.yaml")
+	require.NoError(t, err)
+	ld, err := loader.New(loader.RootOnly, loader.Limits{})
+	require.NoError(t, err)
+	root, err := ld.Resolve(".")
+	require.NoError(t, err)
+	b, err := Scan(ld.Tree(root), root.Path(), "kustomization.yaml", true)
+	require.NoError(t, err)
+	data, files, err := b.Run()
+	require.NoError(t, err)
+	assert.Equal(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels:\n    team: a\n  name: cm\n", string(data), "the builtin ran, the function did not")
+	assert.Equal(t, []string{"cm.yaml"}, files)
+	after, err := os.ReadFile("kustomization.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after))
+}
+
+// krusty's file system reads and never writes.
+func TestConfinedFSWritesNothing(t *testing.T) {
+	fs := &confinedFS{tree: tree(t, map[string]string{"a.yaml": "a: 1\n"})}
+	dir, err := os.Getwd()
+	require.NoError(t, err)
+	p := filepath.Join(dir, "b.yaml")
+	require.ErrorIs(t, fs.WriteFile(p, []byte("x")), errReadOnly)
+	_, err = fs.Create(p)
+	require.ErrorIs(t, err, errReadOnly)
+	require.ErrorIs(t, fs.Mkdir(p), errReadOnly)
+	require.ErrorIs(t, fs.MkdirAll(p), errReadOnly)
+	require.ErrorIs(t, fs.RemoveAll(filepath.Join(dir, "a.yaml")), errReadOnly)
+	_, err = os.Stat(p)
+	assert.True(t, os.IsNotExist(err))
+	data, err := fs.ReadFile(filepath.Join(dir, "a.yaml"))
+	require.NoError(t, err)
+	assert.Equal(t, "a: 1\n", string(data))
+	assert.True(t, fs.Exists(filepath.Join(dir, "a.yaml")))
+	assert.False(t, fs.Exists("/etc/passwd"), "outside the repository")
+	_, err = fs.ReadFile("/etc/passwd")
+	assert.ErrorContains(t, err, "outside the current directory")
+	require.NoError(t, os.Symlink("/etc/passwd", "link.yaml"))
+	_, err = fs.ReadFile(filepath.Join(dir, "link.yaml"))
+	assert.ErrorContains(t, err, "link.yaml is a symlink to /etc/passwd")
+	_, _, err = fs.CleanedAbs(filepath.Join(dir, "link.yaml"))
+	assert.ErrorContains(t, err, "link.yaml is a symlink to /etc/passwd")
+}
+
+// withoutTransformers drops only the given entries.
+func TestWithoutTransformers(t *testing.T) {
+	out, err := withoutTransformers([]byte("resources: [a.yaml]\ntransformers:\n- fn.yaml\n- labels.yaml\n- |\n  apiVersion: builtin\n  kind: X\n"), []string{"fn.yaml"})
+	require.NoError(t, err)
+	assert.Equal(t, "resources: [a.yaml]\ntransformers:\n- labels.yaml\n- |\n  apiVersion: builtin\n  kind: X\n", string(out))
+}
