@@ -85,3 +85,22 @@ func TestImportsPointDown(t *testing.T) {
 		t.Fatalf("only %d files checked", seen)
 	}
 }
+
+// TestPackagesHaveDocGo: every package of the tool (not main, not the
+// bench/ programs) states what it is for and what it may import in a
+// doc.go of its own, as kustomize's and kyaml's packages do.
+func TestPackagesHaveDocGo(t *testing.T) {
+	for dir := range layers {
+		if dir == "." || strings.HasPrefix(dir, "bench/") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, "doc.go"), nil, parser.ParseComments|parser.PackageClauseOnly)
+		if err != nil {
+			t.Errorf("%s: no doc.go: %v", dir, err)
+			continue
+		}
+		if f.Doc == nil || !strings.HasPrefix(f.Doc.Text(), "Package "+f.Name.Name+" ") {
+			t.Errorf("%s/doc.go: its comment must start with \"Package %s \"", dir, f.Name.Name)
+		}
+	}
+}
