@@ -14,19 +14,29 @@ const (
 	formQuoted         // in double quotes, no escapes needed
 )
 
-// scalarForm says how kyaml's encoder writes a !!str scalar node with value
-// s. yaml.v3 writes a string plainly unless a plain scalar would resolve to
-// another type (then it double-quotes it) or the emitter cannot write it
-// plainly. Only strings made of ASCII letters, digits and '-', '.', '_', '/'
-// that start with a letter, all-digit strings, and UUIDs are decided here:
-//   - letter first: resolves to a string unless it is one of yaml.v3's
-//     true/false/null words (then quoted); none of these characters is an
-//     indicator inside a scalar, so the emitter may write it plainly;
+// scalarForm says how kyaml's encoder writes the !!str scalar node of a
+// generated Service with value s (fn.ServiceNode's str): double-quoted when
+// a YAML 1.1 reader would take a plain s for another type
+// (yaml.IsValueNonString, which runs a YAML 1.1 parse per call), otherwise
+// as yaml.v3 writes a string of no style: plainly unless a plain scalar
+// would resolve to another type in YAML 1.2 (then double-quoted) or the
+// emitter cannot write it plainly. Only strings made of ASCII letters,
+// digits and '-', '.', '_', '/' that start with a letter, all-digit
+// strings, and UUIDs are decided here:
+//   - letter first: a string in YAML 1.2 unless it is one of yaml.v3's
+//     true/false/null words; in YAML 1.1 unless it is one of yaml.v2's
+//     bool/null words (y, yes, on, off, ...: yaml11Words), since yaml.v2
+//     resolves a plain scalar that starts with a letter only by looking it
+//     up in that table; either way it is quoted, with nothing to escape;
+//     none of these characters is an indicator inside a scalar, so the
+//     emitter may write the rest plainly (TestScalarFormYAML11 checks the
+//     claim against yaml.IsValueNonString exhaustively for short strings);
 //   - all digits (at most 18, so it parses as an int64): an int (or, with a
-//     leading 0, a float): quoted;
+//     leading 0, a float) in both: quoted;
 //   - a UUID (8-4-4-4-12 hex digits) that starts with a digit: not a
-//     timestamp (no '-' after 4 digits), not an int, float, 0b/0o number:
-//     a string, written plainly.
+//     timestamp (no '-' after 4 digits), not an int, float, 0b/0o/0x
+//     number or base-60 number (no ':'), in either YAML: a string, written
+//     plainly.
 //
 // Keys must also be at most 128 bytes long, the emitter's limit for a simple
 // key; callers pass key=true for them.
@@ -53,11 +63,24 @@ func scalarForm(s string, key bool) int {
 			return formUnknown
 		}
 	}
-	switch s {
-	case "true", "True", "TRUE", "false", "False", "FALSE", "null", "Null", "NULL":
+	if n <= 5 && isYAML11Word(s) {
 		return formQuoted
 	}
 	return formPlain
+}
+
+// isYAML11Word says whether s is one of the plain scalars that yaml.v2
+// (YAML 1.1, go.yaml.in/yaml/v2's resolve table) reads as a bool or null
+// and that start with a letter. It includes yaml.v3's true/false/null words.
+func isYAML11Word(s string) bool {
+	switch s {
+	case "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO",
+		"true", "True", "TRUE", "false", "False", "FALSE",
+		"on", "On", "ON", "off", "Off", "OFF",
+		"null", "Null", "NULL":
+		return true
+	}
+	return false
 }
 
 func isDigit(b byte) bool  { return b >= '0' && b <= '9' }
