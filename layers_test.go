@@ -25,7 +25,7 @@ var layers = map[string]struct {
 	"internal/fastyaml": {module: []string{"fn"}},
 	"internal/loader":   {forbidden: []string{"sigs.k8s.io/kustomize", "go.yaml.in", "gopkg.in/yaml", "sigs.k8s.io/yaml"}},
 	"fn":                {module: []string{"render"}},
-	"fn/fntest":         {module: []string{"fn"}},
+	"fn/fntest":         {module: []string{"fn", "render"}},
 	"render":            {forbidden: []string{"sigs.k8s.io/kustomize", "go.yaml.in", "gopkg.in/yaml", "sigs.k8s.io/yaml", "os", "io", "net"}},
 	"bench/gen":         {module: []string{"bench/benchdata"}},
 	"bench/run":         {module: []string{"bench/benchdata"}},
