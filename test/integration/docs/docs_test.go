@@ -1,8 +1,9 @@
 // Package docs checks that the documentation works as written: every
 // relative link and every repository file a Markdown file names exists,
 // nothing points at a file the repository does not hold or at issue numbers
-// a reader cannot look up, the prerequisites are the true ones, and what the
-// demo and the READMEs show is what the binary prints, in its order.
+// a reader cannot look up, no Markdown file holds a machine path or pasted
+// test output, the prerequisites are the true ones, and what the demo and
+// the READMEs show is what the binary prints, in its order.
 package docs
 
 import (
