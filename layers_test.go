@@ -26,7 +26,7 @@ var layers = map[string]struct {
 	"internal/kustomize": {module: []string{"internal/loader"}},
 	"internal/loader":    {forbidden: []string{"sigs.k8s.io/kustomize", "go.yaml.in", "gopkg.in/yaml", "sigs.k8s.io/yaml"}},
 	"fn":                 {module: []string{"render"}},
-	"fn/fntest":          {module: []string{"fn"}},
+	"fn/fntest":          {module: []string{"fn", "render"}},
 	"render":             {forbidden: []string{"sigs.k8s.io/kustomize", "go.yaml.in", "gopkg.in/yaml", "sigs.k8s.io/yaml", "os", "io", "net"}},
 	"bench/gen":          {module: []string{"bench/benchdata"}},
 	"bench/run":          {module: []string{"bench/benchdata"}},
@@ -87,5 +87,28 @@ func TestImportsPointDown(t *testing.T) {
 	}
 	if seen < 20 {
 		t.Fatalf("only %d files checked", seen)
+	}
+}
+
+// TestPackagesHaveDocGo: every package of the tool (not the root main,
+// not the bench/ programs) states what it is for and what it may import in a
+// doc.go of its own, as kustomize's and kyaml's packages do.
+func TestPackagesHaveDocGo(t *testing.T) {
+	for dir := range layers {
+		if dir == "." || strings.HasPrefix(dir, "bench/") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, "doc.go"), nil, parser.ParseComments|parser.PackageClauseOnly)
+		if err != nil {
+			t.Errorf("%s: no doc.go: %v", dir, err)
+			continue
+		}
+		want := "Package " + f.Name.Name + " "
+		if f.Name.Name == "main" {
+			want = "Command " + filepath.Base(dir) + " " // a program's doc comment, as go doc reads it
+		}
+		if f.Doc == nil || !strings.HasPrefix(f.Doc.Text(), want) {
+			t.Errorf("%s/doc.go: its comment must start with %q", dir, want)
+		}
 	}
 }

@@ -71,6 +71,29 @@ func TestGoldenSecondRun(t *testing.T) {
 	}
 }
 
+// TestGoldenServicesReadAlike: every Service in every success case's
+// expected.yaml reads the same with kubectl's reader (YAML 1.1) as with
+// kyaml's (YAML 1.2); yaml11-words-quoted is the case that needs quotes.
+// The differential tests (internal/fastyaml) do the same for every output
+// of both modes, on the golden and random inputs.
+func TestGoldenServicesReadAlike(t *testing.T) {
+	n := 0
+	for _, dir := range fntest.GoldenCases(t, goldenDir) {
+		if _, err := os.Stat(filepath.Join(dir, "errors.txt")); err == nil {
+			continue
+		}
+		out, err := os.ReadFile(filepath.Join(dir, "expected.yaml"))
+		require.NoError(t, err)
+		read := fntest.ServicesReadAlike(t, out, true)
+		if filepath.Base(dir) == "yaml11-words-quoted" {
+			assert.Equal(t, 1, read, dir)
+		}
+		n += read
+	}
+	t.Logf("%d Services read", n)
+	assert.Greater(t, n, 100)
+}
+
 // TestGeneratedServicesIndependentOfInputOrder shuffles each success case's
 // items and checks the generated Services come out identical.
 func TestGeneratedServicesIndependentOfInputOrder(t *testing.T) {

@@ -26,57 +26,62 @@ func WithServiceNodes(items []*yaml.RNode, services iter.Seq[*corev1.Service]) [
 // so the bytes of a render never depend on map iteration. Only the fields
 // package render sets exist. The fast writer (internal/fastyaml) writes
 // exactly what kyaml's encoder writes for this node.
+//
+// Every string that a YAML 1.1 reader (sigs.k8s.io/yaml: kubectl, Argo CD,
+// Helm) would take for another type, such as a namespace "on" or a port
+// named "off", is double-quoted, as kyaml's own setters quote it
+// (yaml.IsValueNonString). go-yaml v3 quotes only what YAML 1.2 misreads.
 func ServiceNode(svc *corev1.Service) *yaml.RNode {
 	meta := mapping(
-		str("name"), str(svc.Name),
+		word("name"), str(svc.Name),
 	)
 	if svc.Namespace != "" {
-		meta.Content = append(meta.Content, str("namespace"), str(svc.Namespace))
+		meta.Content = append(meta.Content, word("namespace"), str(svc.Namespace))
 	}
 	if len(svc.Labels) > 0 {
-		meta.Content = append(meta.Content, str("labels"), stringMap(svc.Labels))
+		meta.Content = append(meta.Content, word("labels"), stringMap(svc.Labels))
 	}
 	if len(svc.Annotations) > 0 {
-		meta.Content = append(meta.Content, str("annotations"), stringMap(svc.Annotations))
+		meta.Content = append(meta.Content, word("annotations"), stringMap(svc.Annotations))
 	}
 	if len(svc.OwnerReferences) > 0 {
 		refs := &yaml.Node{Kind: yaml.SequenceNode}
 		for _, o := range svc.OwnerReferences {
 			ref := mapping(
-				str("apiVersion"), str(o.APIVersion),
-				str("kind"), str(o.Kind),
-				str("name"), str(o.Name),
-				str("uid"), str(string(o.UID)),
+				word("apiVersion"), str(o.APIVersion),
+				word("kind"), str(o.Kind),
+				word("name"), str(o.Name),
+				word("uid"), str(string(o.UID)),
 			)
 			if o.Controller != nil {
-				ref.Content = append(ref.Content, str("controller"), boolean(*o.Controller))
+				ref.Content = append(ref.Content, word("controller"), boolean(*o.Controller))
 			}
 			if o.BlockOwnerDeletion != nil {
-				ref.Content = append(ref.Content, str("blockOwnerDeletion"), boolean(*o.BlockOwnerDeletion))
+				ref.Content = append(ref.Content, word("blockOwnerDeletion"), boolean(*o.BlockOwnerDeletion))
 			}
 			refs.Content = append(refs.Content, ref)
 		}
-		meta.Content = append(meta.Content, str("ownerReferences"), refs)
+		meta.Content = append(meta.Content, word("ownerReferences"), refs)
 	}
 
 	ports := &yaml.Node{Kind: yaml.SequenceNode}
 	for _, p := range svc.Spec.Ports {
-		port := mapping(str("name"), str(p.Name))
+		port := mapping(word("name"), str(p.Name))
 		if p.Protocol != "" {
-			port.Content = append(port.Content, str("protocol"), str(string(p.Protocol)))
+			port.Content = append(port.Content, word("protocol"), str(string(p.Protocol)))
 		}
-		port.Content = append(port.Content, str("port"), integer(int64(p.Port)), str("targetPort"), intOrString(p))
+		port.Content = append(port.Content, word("port"), integer(int64(p.Port)), word("targetPort"), intOrString(p))
 		ports.Content = append(ports.Content, port)
 	}
-	spec := mapping(str("ports"), ports)
+	spec := mapping(word("ports"), ports)
 	if len(svc.Spec.Selector) > 0 {
-		spec.Content = append(spec.Content, str("selector"), stringMap(svc.Spec.Selector))
+		spec.Content = append(spec.Content, word("selector"), stringMap(svc.Spec.Selector))
 	}
 	return yaml.NewRNode(mapping(
-		str("apiVersion"), str("v1"),
-		str("kind"), str("Service"),
-		str("metadata"), meta,
-		str("spec"), spec,
+		word("apiVersion"), word("v1"),
+		word("kind"), word("Service"),
+		word("metadata"), meta,
+		word("spec"), spec,
 	))
 }
 
@@ -99,7 +104,19 @@ func stringMap(m map[string]string) *yaml.Node {
 	return n
 }
 
+// str is a string from the Service's data (a name, a label key or value):
+// double-quoted when a YAML 1.1 reader would read it as another type.
 func str(v string) *yaml.Node {
+	n := word(v)
+	if yaml.IsValueNonString(v) {
+		n.Style = yaml.DoubleQuotedStyle
+	}
+	return n
+}
+
+// word is a fixed word of the Service's shape (a field name, "v1",
+// "Service"): a string in every YAML reader, so it skips str's check.
+func word(v string) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: v}
 }
 

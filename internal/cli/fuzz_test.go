@@ -8,14 +8,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fedlearner/flapp-services/fn/fntest"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 )
 
 // FuzzRender feeds arbitrary bytes to render mode, as a file and on stdin.
 // Whatever the input: no panic (RunRender's recover would report an
 // "internal error"), a failure prints nothing on stdout and a reason on
-// stderr, a success prints a stream that parses and that renders again to
-// itself, and the file and stdin renders agree.
+// stderr, a success prints a stream that parses, whose generated Services
+// read alike with kubectl's YAML 1.1 reader and kyaml's, and that renders
+// again to itself, and the file and stdin renders agree.
 func FuzzRender(f *testing.F) {
 	for _, p := range []string{"../../examples/basic/leader.yaml", "../../examples/basic/follower.yaml"} {
 		data, err := os.ReadFile(p)
@@ -51,6 +53,7 @@ func FuzzRender(f *testing.F) {
 		if _, err := (&kio.ByteReader{Reader: bytes.NewReader(fileOut)}).Read(); err != nil {
 			t.Fatalf("a success that does not parse: %v\n%s", err, fileOut)
 		}
+		fntest.ServicesReadAlike(t, fileOut, false)
 		again, againErr, failed := renderBytes(t, RenderOptions{Paths: []string{"-"}}, fileOut)
 		if failed || !bytes.Equal(again, fileOut) {
 			t.Fatalf("the render does not render to itself (failed: %v, stderr %s)\nfirst:\n%s\nsecond:\n%s\nfirst stderr: %s", failed, againErr, fileOut, again, fileErr)

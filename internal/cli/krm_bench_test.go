@@ -14,9 +14,9 @@ import (
 )
 
 // Benchmarks of the whole KRM path on the synthetic FLApps of `make bench`
-// (bench/benchdata); render mode's is in internal/cli. Run with
+// (bench/benchdata); render mode's is in bench_test.go. Run with
 //
-//	go test ./fn -run '^$' -bench . -benchmem -cpuprofile cpu.prof
+//	go test ./internal/cli -run '^$' -bench KRM -benchmem -cpuprofile cpu.prof
 
 var (
 	benchOnce  sync.Once

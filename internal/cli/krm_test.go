@@ -51,7 +51,8 @@ func onlyWarnings(t *testing.T, stderr string) {
 // FuzzKRM feeds arbitrary bytes to the KRM mode. Whatever the input: no
 // panic (the recover in RunKRM would report an "internal error"), a failure
 // is a non-zero exit with a ResourceList holding an error result and an
-// explanation on stderr, and a success is a fixed point.
+// explanation on stderr, and a success is a fixed point whose generated
+// Services read alike with kubectl's YAML 1.1 reader and kyaml's.
 // Its seed corpus (every golden input plus malformed shapes) runs in go test.
 func FuzzKRM(f *testing.F) {
 	inputs, _ := filepath.Glob(filepath.Join(goldenDir, "*", "input.yaml"))
@@ -93,6 +94,7 @@ func FuzzKRM(f *testing.F) {
 			return
 		}
 		onlyWarnings(t, stderr.String())
+		fntest.ServicesReadAlike(t, out.Bytes(), true)
 		var again bytes.Buffer
 		require.NoError(t, RunKRM(bytes.NewReader(out.Bytes()), &again, &stderr), stderr.String())
 		assert.Equal(t, fntest.WithoutResults(t, out.Bytes()), fntest.WithoutResults(t, again.Bytes()), "a second run changes nothing")

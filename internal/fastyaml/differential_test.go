@@ -62,12 +62,30 @@ func assertKRMMatches(t *testing.T, name string, input []byte) []byte {
 	if !assert.Equal(t, want, got, name) {
 		t.Logf("input:\n%s", input)
 	}
+	if !got.failed {
+		readServices += fntest.ServicesReadAlike(t, []byte(got.out), true)
+	}
 	return []byte(got.out)
+}
+
+// readServices counts the generated Services that assertKRMMatches and
+// assertRenderMatches read with kubectl's reader (fntest.ServicesReadAlike):
+// every Service of every successful output, golden and random, must read
+// the same in YAML 1.1 as in YAML 1.2.
+var readServices int
+
+// assertServicesRead, deferred with the count at a test's start, requires
+// the test to have read some generated Services with kubectl's reader.
+func assertServicesRead(t *testing.T, before int) {
+	t.Helper()
+	t.Logf("%d generated Services read alike by kubectl's reader and kyaml's", readServices-before)
+	assert.Greater(t, readServices-before, 50)
 }
 
 // TestFastKRMGolden: on every golden input, and on every golden output fed
 // back (the kpt case), the fast KRM path writes what framework.Execute writes.
 func TestFastKRMGolden(t *testing.T) {
+	defer assertServicesRead(t, readServices)
 	for _, dir := range fntest.GoldenCases(t, goldenDir) {
 		for _, file := range []string{"input.yaml", "expected.yaml"} {
 			data, err := os.ReadFile(filepath.Join(dir, file))
@@ -187,6 +205,7 @@ func randomResourceList(t *testing.T, rnd *rand.Rand) []byte {
 // config forms, errors) and their outputs fed back give the same bytes on
 // the fast path as through framework.Execute.
 func TestFastKRMRandom(t *testing.T) {
+	defer assertServicesRead(t, readServices)
 	rnd := rand.New(rand.NewSource(11))
 	generated := 0
 	for i := 0; i < 200 && !t.Failed(); i++ {
@@ -209,12 +228,16 @@ func assertRenderMatches(t *testing.T, name string, paths ...string) bool {
 	want := reference(func() run { return runRender(paths...) })
 	got := runRender(paths...)
 	assert.Equal(t, want, got, name)
+	if !got.failed {
+		readServices += fntest.ServicesReadAlike(t, []byte(got.out), false)
+	}
 	return strings.Contains(got.out, "fn.fedlearner.k8s.io/flapp:")
 }
 
 // TestFastRenderGolden: render mode on each golden input's items (as files)
 // and on the bundled example writes what kio.ByteWriter writes.
 func TestFastRenderGolden(t *testing.T) {
+	defer assertServicesRead(t, readServices)
 	assert.True(t, assertRenderMatches(t, "examples/basic", "../../examples/basic"))
 	for _, dir := range fntest.GoldenCases(t, goldenDir) {
 		data, err := os.ReadFile(filepath.Join(dir, "input.yaml"))
@@ -236,6 +259,7 @@ func TestFastRenderGolden(t *testing.T) {
 // indentation, block scalars that keep trailing newlines, foot comments,
 // multi-document files, JSON) render the same bytes.
 func TestFastRenderRandom(t *testing.T) {
+	defer assertServicesRead(t, readServices)
 	rnd := rand.New(rand.NewSource(13))
 	withServices := 0
 	for i := 0; i < 200 && !t.Failed(); i++ {
@@ -311,8 +335,9 @@ func TestFastEncoderGoldenServices(t *testing.T) {
 }
 
 // FuzzFastKRM: on any input, KRM mode writes the same with the fast path on
-// as with it off (framework.Execute), and fails when it fails. Seeds: the
-// golden inputs and outputs.
+// as with it off (framework.Execute), and fails when it fails; a success's
+// generated Services read alike in YAML 1.1 and 1.2. Seeds: the golden
+// inputs and outputs.
 //
 //	go test ./internal/fastyaml -run '^$' -fuzz FuzzFastKRM
 func FuzzFastKRM(f *testing.F) {
@@ -325,8 +350,12 @@ func FuzzFastKRM(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, input []byte) {
 		want := reference(func() run { return runKRM(input) })
-		if got := runKRM(input); got != want {
+		got := runKRM(input)
+		if got != want {
 			t.Fatalf("fast path differs\nwant: %+v\ngot:  %+v", want, got)
+		}
+		if !got.failed {
+			fntest.ServicesReadAlike(t, []byte(got.out), true)
 		}
 	})
 }

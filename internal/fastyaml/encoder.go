@@ -216,7 +216,9 @@ func serviceNodeWith(svc *corev1.Service, annotations []annotation) *yaml.RNode 
 	for _, a := range annotations {
 		k, v := stringNode(a.key), stringNode(a.value)
 		if a.single {
-			k.Tag = ""
+			// SetAnnotation's key is a plain node: the keys it adds are
+			// kioutil's legacy names, never a YAML 1.1 word.
+			k.Tag, k.Style = "", 0
 			v.Style = yaml.SingleQuotedStyle
 		}
 		m.Content = append(m.Content, k, v)
@@ -230,8 +232,14 @@ func serviceNodeWith(svc *corev1.Service, annotations []annotation) *yaml.RNode 
 	return node
 }
 
+// stringNode is the node fn.ServiceNode makes for a string of a Service:
+// double-quoted when a YAML 1.1 reader would read it as another type.
 func stringNode(v string) *yaml.Node {
-	return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: v}
+	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: v}
+	if yaml.IsValueNonString(v) {
+		n.Style = yaml.DoubleQuotedStyle
+	}
+	return n
 }
 
 // encodeServiceItem appends svc as an item of a ResourceList's items.

@@ -14,19 +14,28 @@ const (
 	formQuoted         // in double quotes, no escapes needed
 )
 
-// scalarForm says how kyaml's encoder writes a !!str scalar node with value
-// s. yaml.v3 writes a string plainly unless a plain scalar would resolve to
-// another type (then it double-quotes it) or the emitter cannot write it
-// plainly. Only strings made of ASCII letters, digits and '-', '.', '_', '/'
-// that start with a letter, all-digit strings, and UUIDs are decided here:
-//   - letter first: resolves to a string unless it is one of yaml.v3's
-//     true/false/null words (then quoted); none of these characters is an
-//     indicator inside a scalar, so the emitter may write it plainly;
+// scalarForm says how kyaml's encoder writes the !!str node fn.ServiceNode
+// makes for s: double-quoted when yaml.IsValueNonString(s) (a plain s would
+// be another type in YAML 1.1), otherwise as yaml.v3 writes a string of no
+// style (plainly, unless YAML 1.2 resolves it to another type, then
+// double-quoted, or the emitter cannot write it plainly).
+// yaml.IsValueNonString runs a YAML 1.1 parse per call, so these shapes are
+// decided here without it:
+//   - ASCII letters, digits and '-', '.', '_', '/', starting with a letter:
+//     yaml.v2 and yaml.v3 resolve such a plain scalar only by looking it up
+//     in their tables of words, so it is another type only when it is one of
+//     yaml.v2's bool/null words (isYAML11Word, which holds yaml.v3's
+//     true/false/null). Those are quoted, with nothing to escape; the rest
+//     are written plainly, since none of these characters is an indicator
+//     inside a scalar. TestScalarFormYAML11 checks this against
+//     yaml.IsValueNonString for every such string of up to 3 characters,
+//     the words' spellings and neighbours, and the golden and random ones;
 //   - all digits (at most 18, so it parses as an int64): an int (or, with a
-//     leading 0, a float): quoted;
+//     leading 0, a float) in both YAMLs: quoted;
 //   - a UUID (8-4-4-4-12 hex digits) that starts with a digit: not a
-//     timestamp (no '-' after 4 digits), not an int, float, 0b/0o number:
-//     a string, written plainly.
+//     timestamp (no '-' after 4 digits), not an int, float, 0b/0o/0x
+//     number or base-60 number (no ':') in either YAML: a string, written
+//     plainly.
 //
 // Keys must also be at most 128 bytes long, the emitter's limit for a simple
 // key; callers pass key=true for them.
@@ -53,11 +62,24 @@ func scalarForm(s string, key bool) int {
 			return formUnknown
 		}
 	}
-	switch s {
-	case "true", "True", "TRUE", "false", "False", "FALSE", "null", "Null", "NULL":
+	if n <= 5 && isYAML11Word(s) {
 		return formQuoted
 	}
 	return formPlain
+}
+
+// isYAML11Word says whether s is one of the plain scalars that yaml.v2
+// (YAML 1.1, go.yaml.in/yaml/v2's resolve table) reads as a bool or null
+// and that start with a letter. It includes yaml.v3's true/false/null words.
+func isYAML11Word(s string) bool {
+	switch s {
+	case "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO",
+		"true", "True", "TRUE", "false", "False", "FALSE",
+		"on", "On", "ON", "off", "Off", "OFF",
+		"null", "Null", "NULL":
+		return true
+	}
+	return false
 }
 
 func isDigit(b byte) bool  { return b >= '0' && b <= '9' }
@@ -107,8 +129,9 @@ var scalarMemo struct {
 const scalarMemoMax = 1 << 16
 
 // kyamlScalar is how kyaml's encoder writes the string s as a mapping key
-// or value (single: a value node in single-quoted style, as SetAnnotation
-// makes), found by encoding a one-entry mapping. The encoder's line width
+// or value, as fn.ServiceNode makes its node (stringNode: double-quoted when
+// yaml.IsValueNonString; single: a value node in single-quoted style, as
+// SetAnnotation makes), found by encoding a one-entry mapping. The encoder's line width
 // is unlimited, so a scalar written on one line is written the same at any
 // indentation; ok is false when it takes more than one line.
 func kyamlScalar(s string, key, single bool) (string, bool) {

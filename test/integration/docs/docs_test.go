@@ -1,12 +1,14 @@
 // Package docs checks that the documentation works as written: every
 // relative link and every repository file a Markdown file names exists,
 // nothing points at a file the repository does not hold or at issue numbers
-// a reader cannot look up, the prerequisites are the true ones, and what the
-// demo and the READMEs show is what the binary prints, in its order.
+// a reader cannot look up, no Markdown file holds a machine path or pasted
+// test output, the prerequisites are the true ones, and what the demo and
+// the READMEs show is what the binary prints, in its order.
 package docs
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"path"
@@ -157,6 +159,125 @@ func TestNoPointersOutsideTheRepository(t *testing.T) {
 		}
 		require.NoError(t, sc.Err(), f)
 		require.NoError(t, file.Close())
+	}
+}
+
+// Machine paths: an absolute path that names a place on one machine (a
+// home directory, a checkout, a temporary or CI work directory, a Windows
+// drive) rather than something every reader has. A path starts after the
+// start of a line, a space, a quote, a backtick, a bracket, '=', ',' or ';', or after
+// "file://". Refused: /root/..., /home/..., /Users/..., /tmp/...,
+// /var/folders/..., /private/..., /work/..., /workspace/..., /builds/...,
+// /runner/..., /github/workspace/... (each with at least one name after the
+// directory: a bare `/tmp`, the directory a container mounts, names no
+// machine), and a drive path such as C:\... or C:/.... Paths every system
+// has (/dev/null, /etc/passwd, /usr/bin/time, /proc/self/environ) are not
+// machine paths.
+var machinePath = regexp.MustCompile(`(?:^|[\s"'(\[<=,;` + "`" + `]|file://)(/(?:root|home|Users|tmp|var/folders|private|work|workspace|builds|runner|github/workspace)/[^\s` + "`" + `"')\]>]+|[A-Za-z]:[\\/][^\s` + "`" + `"')\]>]*)`)
+
+// containerPaths are the paths under those directories that a reader types
+// into a manifest, because an image users run keeps its files there; they
+// are allowed inside code (a fenced block or a backtick span) only. Today:
+// the Argo CD repo-server image's home (/home/argocd/cmp-server/config, where
+// a sidecar plugin's plugin.yaml is mounted).
+var containerPaths = []string{"/home/argocd/"}
+
+// Pasted test-runner output: go test's and testify's lines, a panic and its
+// goroutine dump, a test file's log line.
+var testOutput = []*regexp.Regexp{
+	regexp.MustCompile(`^\s*--- (FAIL|PASS|SKIP): `),
+	regexp.MustCompile(`^\s*=== (RUN|PAUSE|CONT|NAME) `),
+	regexp.MustCompile(`\bError Trace:`),
+	regexp.MustCompile(`^\s*(Error|Test|Messages):\s{2,}`),
+	regexp.MustCompile(`^panic: `),
+	regexp.MustCompile(`^goroutine [0-9]+ \[`),
+	regexp.MustCompile(`^(ok|FAIL|\?)\s+[a-z0-9.-]+\.[a-z]+/\S+(\s|$)`),
+	regexp.MustCompile(`^FAIL$`),
+	regexp.MustCompile(`^\s+\S+_test\.go:[0-9]+: `),
+}
+
+// No Markdown file holds a machine path or pasted test output: documents
+// say what is true for every reader, and a pasted failure is neither.
+func TestMarkdownNoMachinePathsOrTestOutput(t *testing.T) {
+	mds := trackedFiles(t, "*.md")
+	for _, md := range mds {
+		for _, p := range markdownProblems(readRepoFile(t, md)) {
+			t.Errorf("%s:%s", md, p)
+		}
+	}
+	assert.Greater(t, len(mds), 10, "the check must see the repository's Markdown files")
+}
+
+// markdownProblems lists the machine paths and test output in a Markdown
+// text, as "line: what".
+func markdownProblems(text string) []string {
+	var problems []string
+	fence := ""
+	for n, line := range strings.Split(text, "\n") {
+		n++
+		if trimmed := strings.TrimSpace(line); strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
+			switch {
+			case fence == "":
+				fence = trimmed[:3]
+			case strings.HasPrefix(trimmed, fence):
+				fence = ""
+			}
+		}
+		for _, re := range testOutput {
+			if re.MatchString(line) {
+				problems = append(problems, fmt.Sprintf("%d: pasted test output: %.120s", n, line))
+				break
+			}
+		}
+		spans := backtick.FindAllStringIndex(line, -1)
+		for _, m := range machinePath.FindAllStringSubmatchIndex(line, -1) {
+			path := line[m[2]:m[3]]
+			inCode := fence != "" || slices.ContainsFunc(spans, func(s []int) bool { return s[0] < m[2] && m[3] <= s[1] })
+			if inCode && slices.ContainsFunc(containerPaths, func(p string) bool { return strings.HasPrefix(path, p) }) {
+				continue
+			}
+			problems = append(problems, fmt.Sprintf("%d: a machine path: %s", n, path))
+		}
+	}
+	return problems
+}
+
+// The check itself: what it must catch and what it must let through.
+func TestMarkdownProblemsCheck(t *testing.T) {
+	for _, bad := range []string{
+		"    limits_test.go:37: ",
+		"\tError Trace:\t/work/main/internal/cli/limits_test.go:37",
+		"\tError:      \t\"# Security\\n\\n## Reporting\"",
+		"--- FAIL: TestSecurityLimitsTable (0.00s)",
+		"=== RUN   TestLimitFlagsExist",
+		"FAIL",
+		"FAIL\tgithub.com/fedlearner/flapp-services/internal/cli\t0.028s",
+		"ok  \tgithub.com/fedlearner/flapp-services/fn\t2.604s",
+		"panic: runtime error: index out of range [3] with length 3",
+		"goroutine 7 [running]:",
+		"the module cache, /root/go/pkg/mod/sigs.k8s.io/kustomize",
+		"see `/home/alice/src/flapp-services/README.md`",
+		"written to /tmp/TestX123/001/out.yaml",
+		"(file:///Users/bob/flapp/SECURITY.md)",
+		"a checkout in C:\\Users\\bob\\flapp",
+		"```sh\ncat /work/main/go.mod\n```",
+		"`/home/argocd-not/x`",
+		"/home/argocd/cmp-server/config/plugin.yaml outside code",
+	} {
+		assert.NotEmpty(t, markdownProblems(bad), "must be refused: %q", bad)
+	}
+	for _, good := range []string{
+		"stdout to `/dev/null`, `/usr/bin/time`, `/etc/passwd`, `/proc/self/environ`",
+		"its own writable `/tmp` emptyDir",
+		"runs `/var/run/argocd/argocd-cmp-server` from `var-files`",
+		"mounted at `/home/argocd/cmp-server/config/plugin.yaml`",
+		"```yaml\nmountPath: /home/argocd/cmp-server/config/plugin.yaml\n```",
+		"https://github.com/home/tmp/x and <https://example.com/work/y>",
+		"`internal/cli/limits_test.go` fails when the two differ",
+		"go test ./fn -run TestGolden   # ok when nothing changed",
+		"| `FuzzKRM` | `internal/cli` | a failure is an error result |",
+	} {
+		assert.Empty(t, markdownProblems(good), "must be let through: %q", good)
 	}
 }
 
