@@ -368,9 +368,11 @@ func TestDecodeFLAppMergeKeys(t *testing.T) {
 			app, err := decodeFLApp(yaml.MustParse(input))
 			require.NoError(t, err)
 			got := app.Spec.FLReplicaSpecs["Worker"]
-			assert.Equal(t, *want.Replicas, *got.Replicas)
+			assert.Equal(t, want.Replicas, got.Replicas)
 			assert.Equal(t, want.Pair, got.Pair)
 			if c := want.Template.Spec.Containers; len(c) > 0 {
+				require.NotEmpty(t, got.Template.Spec.Containers)
+				require.NotEmpty(t, got.Template.Spec.Containers[0].Ports)
 				assert.Equal(t, c[0].Ports[0].ContainerPort, got.Template.Spec.Containers[0].Ports[0].ContainerPort)
 			}
 		})
