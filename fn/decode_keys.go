@@ -18,13 +18,13 @@ import (
 )
 
 // This file holds what the libraries decodeFLApp runs on do not do:
-//   - name a field in apimachinery's notation. sigs.k8s.io/json's strict
-//     errors write map keys as fields (spec.flReplicaSpecs.Worker.replicas),
-//     and its type errors name only the struct fields
-//     (spec.flReplicaSpecs.replicas): wrongTypePath finds the map keys and
-//     list indices from the error's offset in the JSON, and apiPath tells
-//     fields from map keys by the FLApp's Go type (its JSON fields as
-//     structured-merge-diff resolves them, as apimachinery's managed fields do);
+//   - name a field in apimachinery's notation, telling fields (.name) from
+//     map keys ([key]) by the FLApp's Go type, whose JSON fields
+//     structured-merge-diff resolves: sigs.k8s.io/json's strict errors write
+//     map keys as fields (spec.flReplicaSpecs.Worker.Replicas), and its type
+//     errors name the struct fields only (spec.flReplicaSpecs.replicas), so
+//     wrongTypePath finds the map keys and list indices from the error's
+//     offset in the JSON;
 //   - tell a case variant (Replicas) from other unknown fields: caseVariant;
 //   - refuse a key written twice: duplicateKey. sigs.k8s.io/yaml keeps the
 //     last one, and its strict mode also refuses a key that overrides one a
@@ -90,9 +90,9 @@ func deref(t reflect.Type) reflect.Type {
 // wrongTypePath is the path of the value a type error is about. Its Offset
 // is just past that value in data, unless the error comes from a type that
 // decodes itself (IntOrString, Time: the offset is then within what that
-// type was given); the value found must have the error's type. Failing
-// that, the path is the error's Field: the struct fields, without map keys
-// or list indices.
+// type was given); the value found must have the error's type, and exact
+// says it was found. Failing that, the path is the error's Field: the
+// struct fields, without map keys or list indices.
 func wrongTypePath(typeErr *json.UnmarshalTypeError, data []byte) (path string, exact bool) {
 	if steps := stepsEndingAt(data, typeErr.Offset); steps != nil {
 		if p, t := apiPath(steps); deref(t) == deref(typeErr.Type) {
