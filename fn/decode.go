@@ -1,10 +1,10 @@
 package fn
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -13,16 +13,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // decodeError is why an FLApp item does not decode: a problem at a field
 // path ("" for the whole object).
 type decodeError struct {
 	path, msg string
-	// A wrong type's JSON path as encoding/json gives it (no list indices)
-	// and the JSON kind found, for withIndices.
-	jsonPath []string
-	got      string
 }
 
 func (e *decodeError) Error() string {
@@ -32,113 +29,130 @@ func (e *decodeError) Error() string {
 	return e.path + ": " + e.msg
 }
 
-// flappShell decodes an FLApp with its replica specs kept raw, so each one can
-// be decoded on its own and a type error can name the replica type.
-type flappShell struct {
-	render.FLApp
-	Spec struct {
-		Role           json.RawMessage            `json:"role"`
-		FLReplicaSpecs map[string]json.RawMessage `json:"flReplicaSpecs"`
-	} `json:"spec"`
-}
-
-// decodeFLApp turns an FLApp item into the typed FLApp, reading it as the
-// API server and the operator do: keys match field names case-sensitively
-// (sigs.k8s.io/json), and a plain YAML 1.1 boolean (yes, on, ...) in a
-// boolean field is that boolean, as kubectl reads it. A key that differs
-// from a field only by case is an error: Kubernetes would drop it, and the
-// Services would be rendered from a spec that is not the one that runs.
-// Other unknown keys are ignored, so newer FLApps still decode.
+// decodeFLApp turns an FLApp item into the typed FLApp, read as kubectl and
+// apimachinery read a manifest. The node is written back as YAML text
+// (go-yaml v3 keeps each scalar plain or quoted as it was, and anchors and
+// merge keys as written); sigs.k8s.io/yaml converts the text to JSON as
+// YAML 1.1 reads it (a plain yes, no, on, off, y or n is a boolean; merge
+// keys are applied; a boolean or number key becomes its string), and
+// sigs.k8s.io/json decodes that strictly (keys match fields
+// case-sensitively, integers stay integers). So pair: yes is true, and
+// name: on is a wrong type whose error says to quote the value: kubectl
+// would send a boolean.
+//
+// Beyond what the libraries decide, it refuses:
+//   - a key written twice in one mapping, which YAML forbids (kubectl would
+//     keep the last one);
+//   - a replica type that kubectl reads as another string (an unquoted N is
+//     "false"): the FLApp applied would have a replica type nobody wrote;
+//   - an unknown field that differs from a field of its object only by case
+//     (Replicas): Kubernetes drops it, so the Services would be rendered
+//     from a spec that is not the one that runs. Other unknown fields are
+//     ignored, so newer FLApps still decode.
 //
 // Its errors are *decodeError with the field's path in apimachinery's
-// notation (spec.flReplicaSpecs[Worker].replicas), as precisely as
-// encoding/json allows for wrong types.
+// notation (spec.flReplicaSpecs[Worker].replicas). sigs.k8s.io/json names
+// the field of a wrong type by its struct fields only, and writes map keys
+// as fields in its strict errors: decode_keys.go completes the path.
 func decodeFLApp(node *yaml.RNode) (*render.FLApp, error) {
-	// The node itself is decoded: RNode.MarshalJSON would print it as YAML
-	// and parse it again.
-	var m map[string]any
-	if err := node.YNode().Decode(&m); err != nil {
-		return nil, &decodeError{msg: "not representable as JSON: " + err.Error()}
+	if de := duplicateKey(node.YNode(), nil); de != nil {
+		return nil, de
 	}
-	check := keyCheck{steps: make([]pathStep, 0, 16)}
-	check.walk(node.YNode(), flappTypeInfo)
-	if check.err != nil {
-		return nil, check.err
+	var text bytes.Buffer
+	enc := yaml.NewEncoder(&text)
+	if err := errors.Join(enc.Encode(node.YNode()), enc.Close()); err != nil {
+		return nil, &decodeError{msg: "not representable as YAML: " + err.Error()}
 	}
-	for _, b := range check.bools {
-		b.apply(m)
-	}
-	data, err := json.Marshal(m)
+	data, err := sigsyaml.YAMLToJSON(text.Bytes())
 	if err != nil {
 		return nil, &decodeError{msg: "not representable as JSON: " + err.Error()}
 	}
-	var shell flappShell
-	if err := unmarshal(data, &shell, nil); err != nil {
-		return nil, withIndices(node.YNode(), err)
+	var app render.FLApp
+	// Only unknown fields are strict errors: JSON converted from YAML has no
+	// duplicate keys left.
+	strictErrs, err := sigsjson.UnmarshalStrict(data, &app, sigsjson.DisallowUnknownFields)
+	var wrongType *decodeError
+	complete := err == nil
+	if err != nil {
+		wrongType, complete = typeError(err, data)
 	}
-	app := shell.FLApp
-	if len(shell.Spec.Role) > 0 {
-		if err := unmarshal(shell.Spec.Role, &app.Spec.Role, []string{"spec", "role"}); err != nil {
-			return nil, withIndices(node.YNode(), err)
+	// The decoder notes a wrong type it finds and decodes the rest, replica
+	// types included, so a misread replica type can be reported first: the
+	// path of a wrong type below it holds the replica type kubectl reads.
+	if complete {
+		if de := misreadReplicaType(node.YNode(), app.Spec.FLReplicaSpecs); de != nil {
+			return nil, de
 		}
 	}
-	if shell.Spec.FLReplicaSpecs != nil {
-		app.Spec.FLReplicaSpecs = make(map[string]render.ReplicaSpec, len(shell.Spec.FLReplicaSpecs))
-		// The first error reported must not depend on map order.
-		for _, name := range slices.Sorted(maps.Keys(shell.Spec.FLReplicaSpecs)) {
-			var spec render.ReplicaSpec
-			if err := unmarshal(shell.Spec.FLReplicaSpecs[name], &spec, []string{"spec", "flReplicaSpecs", name}); err != nil {
-				return nil, withIndices(node.YNode(), err)
-			}
-			app.Spec.FLReplicaSpecs[name] = spec
-		}
+	if wrongType != nil {
+		return nil, wrongType
+	}
+	if de := caseVariant(strictErrs); de != nil {
+		return nil, de
 	}
 	return &app, nil
 }
 
-// unmarshal decodes as Kubernetes does. Its errors do not say which field
-// failed, so a failure is decoded again by encoding/json for a typed error:
-// the two agree on every input, as keyCheck has refused every key that
-// encoding/json would match regardless of case.
-func unmarshal(data []byte, v any, prefix []string) *decodeError {
-	err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, v)
-	if err == nil {
+// typeError is the decodeError for a failed decode, and whether the decoder
+// went on past it: it does past the wrong types it finds itself, not past
+// an error of a type that decodes itself (a Quantity, an IntOrString).
+func typeError(err error, data []byte) (de *decodeError, complete bool) {
+	var typeErr *json.UnmarshalTypeError
+	if !errors.As(err, &typeErr) {
+		return &decodeError{msg: strings.TrimPrefix(err.Error(), "json: ")}, false
+	}
+	msg := fmt.Sprintf("wrong type: got %s, want %s", typeErr.Value, kindName(typeErr.Type))
+	if typeErr.Type.Kind() == reflect.String {
+		switch {
+		case typeErr.Value == "bool":
+			msg += ": quote the value; kubectl reads an unquoted true, false, yes, no, on, off, y or n as a boolean (YAML 1.1) and would send one"
+		case strings.HasPrefix(typeErr.Value, "number"):
+			msg += ": quote the value; kubectl would send a number"
+		}
+	}
+	path, exact := wrongTypePath(typeErr, data)
+	return &decodeError{path: path, msg: msg}, exact
+}
+
+// replicaTypesWritten is what kyaml (YAML 1.2) reads as the replica types,
+// merge keys applied: what the author wrote.
+type replicaTypesWritten struct {
+	Spec struct {
+		FLReplicaSpecs map[string]yaml.Node `yaml:"flReplicaSpecs"`
+	} `yaml:"spec"`
+}
+
+// misreadReplicaType is the error for the first replica type (in sorted
+// order) that the author wrote but kubectl reads as another string: YAML 1.1
+// reads an unquoted N as a boolean, which sigs.k8s.io/yaml turns into the key
+// "false". decoded are the replica types of that reading.
+func misreadReplicaType(node *yaml.Node, decoded map[string]render.ReplicaSpec) *decodeError {
+	var written replicaTypesWritten
+	if err := node.Decode(&written); err != nil {
+		return nil // not a mapping of replica types: the decode said so
+	}
+	var misread, extra []string
+	for name := range written.Spec.FLReplicaSpecs {
+		if _, ok := decoded[name]; !ok {
+			misread = append(misread, name)
+		}
+	}
+	if len(misread) == 0 {
 		return nil
 	}
-	if typed := json.Unmarshal(data, v); typed != nil {
-		return jsonError(typed, prefix)
-	}
-	return jsonError(err, prefix)
-}
-
-// jsonError is err at the path prefix (JSON names; the last one may be a
-// replica type, a map key).
-func jsonError(err error, prefix []string) *decodeError {
-	path := prefixPath(prefix)
-	var typeErr *json.UnmarshalTypeError
-	if errors.As(err, &typeErr) {
-		jsonPath := slices.Clone(prefix)
-		// Fields of the embedded FLApp are reported as "FLApp.metadata...".
-		if f := strings.TrimPrefix(typeErr.Field, "FLApp."); f != "" {
-			if path != "" {
-				path += "."
-			}
-			path += f
-			jsonPath = append(jsonPath, strings.Split(f, ".")...)
+	for name := range decoded {
+		if _, ok := written.Spec.FLReplicaSpecs[name]; !ok {
+			extra = append(extra, name)
 		}
-		return &decodeError{path: path, msg: fmt.Sprintf("wrong type: got %s, want %s", typeErr.Value, kindName(typeErr.Type)),
-			jsonPath: jsonPath, got: typeErr.Value}
 	}
-	msg := err.Error()
-	msg = strings.TrimPrefix(msg, "json: ")
-	return &decodeError{path: path, msg: msg}
-}
-
-func prefixPath(prefix []string) string {
-	if len(prefix) == 3 { // spec.flReplicaSpecs[<type>]
-		return field.NewPath(prefix[0], prefix[1]).Key(prefix[2]).String()
+	name, as := slices.Min(misread), ""
+	if len(misread) == 1 && len(extra) == 1 {
+		as = fmt.Sprintf(" as %q", extra[0])
 	}
-	return strings.Join(prefix, ".")
+	return &decodeError{path: field.NewPath("spec", "flReplicaSpecs").Key(name).String(), msg: fmt.Sprintf(
+		"kubectl reads the replica type %s%s (YAML 1.1 reads an unquoted yes, no, on, off, y or n as a boolean, "+
+			"and sends a key as its string): quote it, %q",
+		name, as, name)}
 }
 
 // kindName says a Go type the way a manifest author thinks of it.

@@ -1,389 +1,281 @@
 package fn
 
 import (
-	"encoding"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/fedlearner/flapp-services/render"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
 
-var (
-	flappType       = reflect.TypeFor[render.FLApp]()
-	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
-	textType        = reflect.TypeFor[encoding.TextUnmarshaler]()
-)
+// This file holds what the libraries decodeFLApp runs on do not do:
+//   - name a field in apimachinery's notation, telling fields (.name) from
+//     map keys ([key]) by the FLApp's Go type, whose JSON fields
+//     structured-merge-diff resolves: sigs.k8s.io/json's strict errors write
+//     map keys as fields (spec.flReplicaSpecs.Worker.Replicas), and its type
+//     errors name the struct fields only (spec.flReplicaSpecs.replicas), so
+//     wrongTypePath finds the map keys and list indices from the error's
+//     offset in the JSON;
+//   - tell a case variant (Replicas) from other unknown fields: caseVariant;
+//   - refuse a key written twice: duplicateKey. sigs.k8s.io/yaml keeps the
+//     last one, and its strict mode also refuses a key that overrides one a
+//     merge key brought in.
 
-// yaml11Bools are the plain scalars that YAML 1.1, and so kubectl
-// (sigs.k8s.io/yaml), reads as booleans while YAML 1.2 (kyaml) reads them as
-// strings. true and false in any case are booleans in both.
-var yaml11Bools = map[string]bool{
-	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true, "on": true, "On": true, "ON": true,
-	"n": false, "N": false, "no": false, "No": false, "NO": false, "off": false, "Off": false, "OFF": false,
-}
+var flappType = reflect.TypeFor[render.FLApp]()
 
-// keyCheck walks an FLApp's YAML beside its Go type. It finds the first key
-// (in path order) that differs from a field of its object only by case, and
-// the plain YAML 1.1 booleans in boolean fields. It never looks into objects
-// the type does not know (peerSpecs, status, ...).
-type keyCheck struct {
-	steps []pathStep
-	err   *decodeError
-	bools []boolAt
-}
-
-// pathStep is a struct field or map key (key) or a list index (index >= 0).
-type pathStep struct {
+// step is one step of a path from an FLApp's root: an object key, or a list
+// index when index >= 0.
+type step struct {
 	key   string
 	index int
-	field bool
 }
 
-func (c *keyCheck) walk(n *yaml.Node, t *typeInfo) {
-	for n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	switch t.kind {
-	case kindStruct:
-		if n.Kind != yaml.MappingNode {
-			return
-		}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			key, value := n.Content[i].Value, n.Content[i+1]
-			if key == "<<" && n.Content[i].ShortTag() == "!!merge" {
-				c.walkMerge(value, t)
-				continue
-			}
-			if ft, ok := t.fields[key]; ok {
-				if ft.kind == kindOther {
-					continue
-				}
-				c.steps = append(c.steps, pathStep{key: key, index: -1, field: true})
-				c.walk(value, ft)
-				c.steps = c.steps[:len(c.steps)-1]
-				continue
-			}
-			for _, name := range t.names {
-				if strings.EqualFold(key, name) {
-					c.caseVariant(key, name)
-					break
-				}
-			}
-		}
-	case kindMap:
-		if n.Kind != yaml.MappingNode {
-			return
-		}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			c.steps = append(c.steps, pathStep{key: n.Content[i].Value, index: -1})
-			c.walk(n.Content[i+1], t.elem)
-			c.steps = c.steps[:len(c.steps)-1]
-		}
-	case kindList:
-		if n.Kind != yaml.SequenceNode {
-			return
-		}
-		for i, item := range n.Content {
-			c.steps = append(c.steps, pathStep{index: i})
-			c.walk(item, t.elem)
-			c.steps = c.steps[:len(c.steps)-1]
-		}
-	case kindBool:
-		if n.Kind != yaml.ScalarNode || n.Style != 0 || n.ShortTag() != "!!str" {
-			return
-		}
-		if b, ok := yaml11Bools[n.Value]; ok {
-			c.bools = append(c.bools, boolAt{steps: append([]pathStep(nil), c.steps...), from: n.Value, value: b})
-		}
-	}
-}
+func keyStep(key string) step { return step{key: key, index: -1} }
 
-// walkMerge walks the mappings a merge key (<<) brings into an object.
-func (c *keyCheck) walkMerge(n *yaml.Node, t *typeInfo) {
-	for n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	if n.Kind == yaml.SequenceNode {
-		for _, item := range n.Content {
-			c.walk(item, t)
-		}
-		return
-	}
-	c.walk(n, t)
-}
-
-// caseVariant records key, a case variant of the field name; the error
-// kept is the first in path order, so it does not depend on key order.
-func (c *keyCheck) caseVariant(key, name string) {
-	path := c.path(key)
-	if c.err != nil && c.err.path <= path {
-		return
-	}
-	c.err = &decodeError{path: path, msg: fmt.Sprintf(
-		"unknown field %q: field names are case-sensitive, write %q (the API server drops %q and the operator never reads it)",
-		key, name, key)}
-}
-
-// path is the current path, then key, in apimachinery's notation.
-func (c *keyCheck) path(key string) string {
+// apiPath renders steps in apimachinery's notation: a key is a field
+// (.name) where the FLApp's type has that field, a map key ([key]) where it
+// has a map. It also returns the Go type the steps reach, nil once they
+// leave the typed FLApp (an unknown field, status, peerSpecs, ...).
+func apiPath(steps []step) (*field.Path, reflect.Type) {
 	var p *field.Path
-	for _, s := range c.steps {
+	t := flappType
+	for _, s := range steps {
+		t = deref(t)
 		switch {
-		case p == nil:
-			p = field.NewPath(s.key)
-		case s.field:
-			p = p.Child(s.key)
 		case s.index >= 0:
 			p = p.Index(s.index)
+			if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+				t = t.Elem()
+			} else {
+				t = nil
+			}
+		case t != nil && t.Kind() == reflect.Map:
+			p, t = p.Key(s.key), t.Elem()
 		default:
-			p = p.Key(s.key)
+			p, t = p.Child(s.key), fieldType(t, s.key)
 		}
 	}
-	if p == nil {
-		return key
+	return p, t
+}
+
+// fieldType is the type of struct t's JSON field name (inline structs'
+// fields promoted), or nil.
+func fieldType(t reflect.Type, name string) reflect.Type {
+	if t == nil || t.Kind() != reflect.Struct {
+		return nil
 	}
-	return p.Child(key).String()
-}
-
-// boolAt is a plain YAML 1.1 boolean, from, at a path of a boolean field.
-type boolAt struct {
-	steps []pathStep
-	from  string
-	value bool
-}
-
-// apply sets the boolean in the decoded object, where the value is still
-// the string read (a merge key may have brought one that its object overrides).
-func (b boolAt) apply(v any) {
-	last := len(b.steps) - 1
-	for i, s := range b.steps {
-		if s.index >= 0 {
-			list, ok := v.([]any)
-			if !ok || s.index >= len(list) {
-				return
-			}
-			if i == last {
-				if list[s.index] == b.from {
-					list[s.index] = b.value
-				}
-				return
-			}
-			v = list[s.index]
-			continue
-		}
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return
-		}
-		if i == last {
-			if obj[s.key] == b.from {
-				obj[s.key] = b.value
-			}
-			return
-		}
-		v = obj[s.key]
+	f := value.TypeReflectEntryOf(t).Fields()[name]
+	if f == nil {
+		return nil
 	}
+	return f.GetFrom(reflect.Zero(t)).Type()
 }
 
-// opaque types decode themselves (Quantity, IntOrString, Time): their keys
-// are not fields.
-func opaque(t reflect.Type) bool {
-	if t.Kind() == reflect.Interface {
-		return true
-	}
-	pt := reflect.PointerTo(t)
-	return t.Implements(unmarshalerType) || pt.Implements(unmarshalerType) ||
-		t.Implements(textType) || pt.Implements(textType)
-}
-
-// typeInfo is what the walk needs of a Go type, worked out once per type.
-type typeInfo struct {
-	kind   typeKind
-	fields map[string]*typeInfo // kindStruct: by JSON name
-	names  []string             // kindStruct: the JSON names
-	elem   *typeInfo            // kindMap, kindList
-}
-
-type typeKind int
-
-const (
-	kindOther  typeKind = iota // scalars, and opaque types: nothing to check inside
-	kindStruct                 // JSON object with fields
-	kindMap                    // JSON object with string keys
-	kindList
-	kindBool
-)
-
-var (
-	typeInfoMu    sync.Mutex
-	typeInfos     = map[reflect.Type]*typeInfo{}
-	flappTypeInfo = infoOf(flappType)
-)
-
-// infoOf is the typeInfo of t. Recursive types are fine: a type's entry is
-// stored before its fields are worked out.
-func infoOf(t reflect.Type) *typeInfo {
-	typeInfoMu.Lock()
-	defer typeInfoMu.Unlock()
-	return infoLocked(t)
-}
-
-func infoLocked(t reflect.Type) *typeInfo {
-	for t.Kind() == reflect.Pointer {
+func deref(t reflect.Type) reflect.Type {
+	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if ti, ok := typeInfos[t]; ok {
-		return ti
-	}
-	ti := &typeInfo{}
-	typeInfos[t] = ti
-	switch {
-	case opaque(t):
-	case t.Kind() == reflect.Bool:
-		ti.kind = kindBool
-	case t.Kind() == reflect.Struct:
-		ti.kind = kindStruct
-		ti.fields = map[string]*typeInfo{}
-		collectFields(t, ti)
-	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String:
-		ti.kind = kindMap
-		ti.elem = infoLocked(t.Elem())
-	case t.Kind() == reflect.Slice || t.Kind() == reflect.Array:
-		ti.kind = kindList
-		ti.elem = infoLocked(t.Elem())
-	}
-	return ti
+	return t
 }
 
-// collectFields adds the JSON fields of struct t, embedded structs included
-// as encoding/json promotes them.
-func collectFields(t reflect.Type, ti *typeInfo) {
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		tag := sf.Tag.Get("json")
-		if tag == "-" {
+// wrongTypePath is the path of the value a type error is about. Its Offset
+// is just past that value in data, unless the error comes from a type that
+// decodes itself (IntOrString, Time: the offset is then within what that
+// type was given); the value found must have the error's type, and exact
+// says it was found. Failing that, the path is the error's Field: the
+// struct fields, without map keys or list indices.
+func wrongTypePath(typeErr *json.UnmarshalTypeError, data []byte) (path string, exact bool) {
+	if steps := stepsEndingAt(data, typeErr.Offset); steps != nil {
+		if p, t := apiPath(steps); deref(t) == deref(typeErr.Type) {
+			return p.String(), true
+		}
+	}
+	var p *field.Path
+	t := flappType
+	for name := range strings.SplitSeq(typeErr.Field, ".") {
+		// Maps and lists have no name in Field; an embedded struct has its Go
+		// name (TypeMeta), and its fields are the parent's.
+		for t = deref(t); t != nil && (t.Kind() == reflect.Map || t.Kind() == reflect.Slice || t.Kind() == reflect.Array); {
+			t = deref(t.Elem())
+		}
+		if ft := fieldType(t, name); ft != nil {
+			p, t = p.Child(name), ft
+		}
+	}
+	return p.String(), false
+}
+
+// stepsEndingAt reads data's tokens up to the value that ends at offset
+// (a scalar's end, or just past an object's or list's opening bracket,
+// where sigs.k8s.io/json reports a wrong type) and returns the steps to it,
+// or nil.
+func stepsEndingAt(data []byte, offset int64) []step {
+	type frame struct {
+		object, wantKey bool
+		key             string
+		next            int // list index of the next value
+	}
+	var frames []frame
+	valueDone := func() {
+		if len(frames) > 0 {
+			top := &frames[len(frames)-1]
+			top.wantKey = top.object
+			top.next++
+		}
+	}
+	dec := sigsjson.NewDecoderCaseSensitivePreserveInts(bytes.NewReader(data))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		delim, isDelim := tok.(json.Delim)
+		if isDelim && (delim == '}' || delim == ']') {
+			frames = frames[:len(frames)-1]
+			valueDone()
 			continue
 		}
-		name, _, _ := strings.Cut(tag, ",")
-		if sf.Anonymous && name == "" {
-			ft := sf.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				collectFields(ft, ti)
-				continue
-			}
-		}
-		if !sf.IsExported() {
+		if n := len(frames); n > 0 && frames[n-1].wantKey {
+			frames[n-1].key, frames[n-1].wantKey = tok.(string), false
 			continue
 		}
-		if name == "" {
-			name = sf.Name
-		}
-		if _, dup := ti.fields[name]; !dup {
-			ti.fields[name] = infoLocked(sf.Type)
-			ti.names = append(ti.names, name)
-		}
-	}
-}
-
-// withIndices gives a wrong type's error the full path of the field in
-// apimachinery's notation, list indices and map keys included
-// (spec.flReplicaSpecs[Worker].template.spec.containers[1].ports[0].containerPort):
-// encoding/json names only the fields. The field is the first node, in
-// document order, on that path whose JSON kind is the one reported.
-func withIndices(root *yaml.Node, de *decodeError) *decodeError {
-	if de.jsonPath == nil {
-		return de
-	}
-	if p := locate(root, flappTypeInfo, nil, de.jsonPath, de.got); p != nil {
-		de.path = p.String()
-	}
-	return de
-}
-
-func locate(n *yaml.Node, t *typeInfo, p *field.Path, segs []string, got string) *field.Path {
-	for n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	if n.Kind == yaml.SequenceNode && t.kind == kindList {
-		for i, item := range n.Content {
-			if found := locate(item, t.elem, p.Index(i), segs, got); found != nil {
-				return found
+		if dec.InputOffset() == offset {
+			steps := make([]step, len(frames))
+			for i, f := range frames {
+				steps[i] = step{key: f.key, index: -1}
+				if !f.object {
+					steps[i].index = f.next
+				}
 			}
+			return steps
 		}
+		if dec.InputOffset() > offset {
+			return nil
+		}
+		if isDelim {
+			frames = append(frames, frame{object: delim == '{', wantKey: delim == '{'})
+			continue
+		}
+		valueDone()
+	}
+}
+
+// maxStrictErrors is how many strict errors sigs.k8s.io/json keeps
+// (saveStrictError): past it, unknown fields go unreported.
+const maxStrictErrors = 100
+
+// caseVariant is the error for the first unknown field, in path order, that
+// differs from a field of its object only by case, or nil.
+func caseVariant(strictErrs []error) *decodeError {
+	var first *decodeError
+	for _, err := range strictErrs {
+		var fe sigsjson.FieldError // all of them unknown fields: see decodeFLApp
+		if !errors.As(err, &fe) {
+			continue
+		}
+		if de := variantAt(flappType, nil, fe.FieldPath()); de != nil && (first == nil || de.path < first.path) {
+			first = de
+		}
+	}
+	if first == nil && len(strictErrs) >= maxStrictErrors {
+		return &decodeError{msg: fmt.Sprintf("%d or more unknown fields: too many to check each for a case variant of a field (such as Replicas for replicas)", maxStrictErrors)}
+	}
+	return first
+}
+
+// variantAt reads rest, what is left of an unknown field's path as
+// sigs.k8s.io/json writes it, from type t at path p. The path holds the
+// fields, map keys and list indices on the way, then the unknown field;
+// map keys may hold dots and brackets, so each way to cut one is tried.
+func variantAt(t reflect.Type, p *field.Path, rest string) *decodeError {
+	t = deref(t)
+	if t == nil {
 		return nil
 	}
-	if len(segs) == 0 {
-		if kind := jsonKind(n); kind != "" && strings.HasPrefix(got, kind) {
-			return p
+	switch t.Kind() {
+	case reflect.Struct:
+		rest = strings.TrimPrefix(rest, ".")
+		end := strings.IndexAny(rest, ".[")
+		if end < 0 { // the unknown field
+			return caseVariantOf(t, p, rest)
 		}
-		if n.Kind == yaml.MappingNode && t.kind == kindMap { // encoding/json leaves out map keys too
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				if found := locate(n.Content[i+1], t.elem, p.Key(n.Content[i].Value), nil, got); found != nil {
-					return found
+		if ft := fieldType(t, rest[:end]); ft != nil {
+			return variantAt(ft, p.Child(rest[:end]), rest[end:])
+		}
+	case reflect.Map:
+		rest = strings.TrimPrefix(rest, ".")
+		for end := 0; end < len(rest); end++ {
+			if rest[end] == '.' || rest[end] == '[' {
+				if de := variantAt(t.Elem(), p.Key(rest[:end]), rest[end:]); de != nil {
+					return de
 				}
 			}
 		}
-		return nil
-	}
-	if n.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		key := n.Content[i].Value
-		if key != segs[0] {
-			continue
-		}
-		var next *field.Path
-		var nt *typeInfo
-		switch {
-		case t.kind == kindStruct && t.fields[key] != nil:
-			nt = t.fields[key]
-			next = child(p, key)
-		case t.kind == kindMap:
-			nt = t.elem
-			next = p.Key(key)
-		default:
-			return nil
-		}
-		if found := locate(n.Content[i+1], nt, next, segs[1:], got); found != nil {
-			return found
+	case reflect.Slice, reflect.Array:
+		index, after, ok := strings.Cut(strings.TrimPrefix(rest, "["), "]")
+		if i, err := strconv.Atoi(index); ok && err == nil {
+			return variantAt(t.Elem(), p.Index(i), after)
 		}
 	}
 	return nil
 }
 
-func child(p *field.Path, name string) *field.Path {
-	if p == nil {
-		return field.NewPath(name)
+// caseVariantOf is the error for key, an unknown field of struct t at p, if
+// it is a field's name but for case.
+func caseVariantOf(t reflect.Type, p *field.Path, key string) *decodeError {
+	var names []string
+	for name := range value.TypeReflectEntryOf(t).Fields() {
+		if strings.EqualFold(key, name) {
+			names = append(names, name)
+		}
 	}
-	return p.Child(name)
+	if len(names) == 0 {
+		return nil
+	}
+	name := slices.Min(names)
+	return &decodeError{path: p.Child(key).String(), msg: fmt.Sprintf(
+		"unknown field %q: field names are case-sensitive, write %q (the API server drops %q and the operator never reads it)",
+		key, name, key)}
 }
 
-// jsonKind is how encoding/json names the kind of JSON value n becomes.
-func jsonKind(n *yaml.Node) string {
+// duplicateKey is the error for the first key written twice in one mapping
+// of n (below steps), in document order, as go-yaml v3 (kyaml) refuses to
+// decode one. Aliases are not followed: each node is checked where it is
+// written.
+func duplicateKey(n *yaml.Node, steps []step) *decodeError {
 	switch n.Kind {
-	case yaml.MappingNode:
-		return "object"
 	case yaml.SequenceNode:
-		return "array"
-	case yaml.ScalarNode:
-		switch n.ShortTag() {
-		case "!!int", "!!float":
-			return "number"
-		case "!!bool":
-			return "bool"
-		case "!!null":
-			return "null"
+		for i, item := range n.Content {
+			if de := duplicateKey(item, append(steps, step{index: i})); de != nil {
+				return de
+			}
 		}
-		return "string"
+	case yaml.MappingNode:
+		seen := make(map[string]*yaml.Node, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := n.Content[i]
+			if key.Kind == yaml.ScalarNode {
+				if first := seen[key.Value]; first != nil {
+					p, _ := apiPath(append(steps, keyStep(key.Value)))
+					return &decodeError{path: p.String(), msg: fmt.Sprintf(
+						"key %q written twice in one mapping (lines %d and %d): YAML forbids it, and kubectl would keep only the last",
+						key.Value, first.Line, key.Line)}
+				}
+				seen[key.Value] = key
+			}
+			if de := duplicateKey(n.Content[i+1], append(steps, keyStep(key.Value))); de != nil {
+				return de
+			}
+		}
 	}
-	return ""
+	return nil
 }

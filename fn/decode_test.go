@@ -2,11 +2,15 @@ package fn
 
 import (
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/fedlearner/flapp-services/render"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -34,7 +38,32 @@ func TestDecodeFLAppErrors(t *testing.T) {
 		},
 		"a wrong type in a list of lists": {
 			input: "spec: {flReplicaSpecs: {Worker: {template: {spec: {containers: [{name: a, command: [ok, 5]}]}}}}}",
-			path:  "spec.flReplicaSpecs[Worker].template.spec.containers[0].command[1]", msg: "wrong type: got number, want string",
+			path:  "spec.flReplicaSpecs[Worker].template.spec.containers[0].command[1]",
+			msg:   "wrong type: got number, want string: quote the value; kubectl would send a number",
+		},
+		"a YAML 1.1 word in a string field": {
+			input: "metadata: {name: on}", path: "metadata.name",
+			msg: "wrong type: got bool, want string: quote the value; kubectl reads an unquoted true, false, yes, no, on, off, y or n as a boolean (YAML 1.1) and would send one",
+		},
+		"a YAML 1.1 word in a port name, deep in the pod template": {
+			input: "spec: {flReplicaSpecs: {Worker: {template: {spec: {containers: [{name: a}, " +
+				"{name: tensorflow, ports: [{name: flapp-port, containerPort: 1}, {name: off, containerPort: 2}]}]}}}}}",
+			path: "spec.flReplicaSpecs[Worker].template.spec.containers[1].ports[1].name",
+			msg:  "wrong type: got bool, want string: quote the value; kubectl reads an unquoted true, false, yes, no, on, off, y or n as a boolean (YAML 1.1) and would send one",
+		},
+		"a replica type kubectl reads as another string, before a wrong type below it": {
+			input: "spec: {flReplicaSpecs: {Worker: {replicas: 1}, N: {replicas: two}}}", path: "spec.flReplicaSpecs[N]",
+			msg: `kubectl reads the replica type N as "false" (YAML 1.1 reads an unquoted yes, no, on, off, y or n as a boolean, and sends a key as its string): quote it, "N"`,
+		},
+		"a key written twice": {
+			input: "spec: {flReplicaSpecs: {Worker: {replicas: 1, replicas: 2}}}", path: "spec.flReplicaSpecs[Worker].replicas",
+			msg: `key "replicas" written twice in one mapping (lines 3 and 3): YAML forbids it, and kubectl would keep only the last`,
+		},
+		// IntOrString decodes itself: the library's error then names the
+		// struct fields only, without the replica type and the list index.
+		"a wrong type in a type that decodes itself: the library's field path": {
+			input: "spec: {flReplicaSpecs: {Worker: {template: {spec: {containers: [{name: tensorflow, livenessProbe: {tcpSocket: {port: [1]}}}]}}}}}",
+			path:  "spec.flReplicaSpecs.template.spec.containers.livenessProbe.tcpSocket.port", msg: "wrong type: got array, want integer",
 		},
 		"quoted yes is a string, as kubectl reads it": {
 			input: `spec: {flReplicaSpecs: {Worker: {pair: "yes"}}}`,
@@ -95,6 +124,19 @@ func TestDecodeFLAppCaseVariants(t *testing.T) {
 			input: worker + "      pair: true\n      replicaſ: 3\n",
 			path:  "spec.flReplicaSpecs[Worker].replicaſ", want: "replicas",
 		},
+		"in a replica type with dots and brackets": {
+			input: "spec:\n  flReplicaSpecs:\n    a.b[0]: {Replicas: 1}\n    a: {replicas: 1}\n",
+			path:  "spec.flReplicaSpecs[a.b[0]].Replicas", want: "replicas",
+		},
+		"brought in by a merge key": {
+			input: "x-defaults: &defaults {Replicas: 3}\n" + worker + "      <<: *defaults\n      pair: true\n",
+			path:  "spec.flReplicaSpecs[Worker].Replicas", want: "replicas",
+		},
+		"brought in by a list of merge keys, into a port": {
+			input: "x-port: &port {ContainerPort: 1}\n" + worker + "      template: {spec: {containers: [{name: tensorflow, " +
+				"ports: [{<<: [{name: a}, *port]}]}]}}\n",
+			path: "spec.flReplicaSpecs[Worker].template.spec.containers[0].ports[0].ContainerPort", want: "containerPort",
+		},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -113,6 +155,19 @@ func TestDecodeFLAppCaseVariants(t *testing.T) {
 		"spec: {role: Leader}\n"))
 	require.Error(t, err)
 	assert.Nil(t, app)
+
+	// sigs.k8s.io/json reports at most 100 unknown fields: with that many, a
+	// case variant could go unreported, so the FLApp is refused.
+	var many strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&many, "  a%03d: 1\n", i) // before flReplicaSpecs, in the JSON's sorted keys
+	}
+	_, err = decodeFLApp(yaml.MustParse(flappHead + "spec:\n" + many.String() + "  flReplicaSpecs: {Worker: {Replicas: 1}}\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "100 or more unknown fields")
+	_, err = decodeFLApp(yaml.MustParse(flappHead + "spec:\n" + many.String()[len("  a000: 1\n"):] + "  flReplicaSpecs: {Worker: {Replicas: 1}}\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `unknown field "Replicas"`, "with 99 unknown fields, the case variant is found")
 
 	// Unknown keys that are not case variants, and keys inside maps and
 	// objects the FLApp type does not model, are ignored.
@@ -170,4 +225,163 @@ func TestDecodeFLAppYAML11Booleans(t *testing.T) {
 	_, err := decodeFLApp(node)
 	require.NoError(t, err)
 	assert.Equal(t, flappHead+"spec: {flReplicaSpecs: {Worker: {pair: yes}}}\n", node.MustString())
+}
+
+// yaml11Spellings are plain, quoted and tagged scalars that YAML 1.1 and
+// YAML 1.2 may read differently.
+var yaml11Spellings = []string{"y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "on", "On", "ON",
+	"off", "Off", "OFF", "true", "True", "TRUE", "false", "False", "FALSE", `"yes"`, "'on'", "!!str yes", "yess",
+	"1", "010", "0x1F", "1.50", "worker"}
+
+// A string field is read as kubectl reads it: a plain YAML 1.1 boolean or a
+// number there is a wrong type, at the field's path, with advice to quote
+// it; anything kubectl reads as a string is that string.
+func TestDecodeFLAppYAML11Strings(t *testing.T) {
+	container := func(app *render.FLApp) corev1.Container {
+		return app.Spec.FLReplicaSpecs["Worker"].Template.Spec.Containers[0]
+	}
+	fields := []struct {
+		path, yaml string
+		get        func(*render.FLApp) string
+	}{
+		{"metadata.name", "metadata: {name: %s}", func(app *render.FLApp) string { return app.Name }},
+		{"metadata.namespace", "metadata: {namespace: %s}", func(app *render.FLApp) string { return app.Namespace }},
+		{"spec.role", "spec: {role: %s}", func(app *render.FLApp) string { return app.Spec.Role }},
+		{"spec.flReplicaSpecs[Worker].template.spec.containers[0].ports[0].name",
+			"spec: {flReplicaSpecs: {Worker: {template: {spec: {containers: [{name: tensorflow, ports: [{name: %s}]}]}}}}}",
+			func(app *render.FLApp) string { return container(app).Ports[0].Name }},
+		{"spec.flReplicaSpecs[Worker].template.spec.containers[0].ports[0].protocol",
+			"spec: {flReplicaSpecs: {Worker: {template: {spec: {containers: [{name: tensorflow, ports: [{protocol: %s}]}]}}}}}",
+			func(app *render.FLApp) string { return string(container(app).Ports[0].Protocol) }},
+		{"spec.flReplicaSpecs[Worker].template.spec.containers[0].env[0].value",
+			"spec: {flReplicaSpecs: {Worker: {template: {spec: {containers: [{name: tensorflow, env: [{name: A, value: %s}]}]}}}}}",
+			func(app *render.FLApp) string { return container(app).Env[0].Value }},
+	}
+	for _, f := range fields {
+		for _, s := range yaml11Spellings {
+			input := flappHead + fmt.Sprintf(f.yaml, s) + "\n"
+			var kubectl any
+			require.NoError(t, utilyaml.Unmarshal([]byte(input), &kubectl), input)
+			want := valueAt(kubectl, f.path)
+
+			app, err := decodeFLApp(yaml.MustParse(input))
+			if _, isString := want.(string); !isString {
+				var de *decodeError
+				require.True(t, errors.As(err, &de), "%s: kubectl reads %#v, want an error, got %v", input, want, err)
+				assert.Equal(t, f.path, de.path, input)
+				assert.Contains(t, de.msg, "want string: quote the value; kubectl", input)
+				continue
+			}
+			require.NoError(t, err, input)
+			assert.Equal(t, want, f.get(app), input)
+		}
+	}
+}
+
+// valueAt is the value at path (apimachinery's notation, as the tests above
+// write it) in a JSON-like value.
+func valueAt(v any, path string) any {
+	for part := range strings.SplitSeq(strings.NewReplacer("[", ".", "]", "").Replace(path), ".") {
+		switch c := v.(type) {
+		case map[string]any:
+			v = c[part]
+		case []any:
+			i, err := strconv.Atoi(part)
+			if err != nil || i >= len(c) {
+				return nil
+			}
+			v = c[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
+// A replica type kubectl reads as another string than the one written (an
+// unquoted N is "false", 010 is "8") is an error naming it as written; every
+// other is read as written.
+func TestDecodeFLAppReplicaTypes(t *testing.T) {
+	for _, s := range yaml11Spellings {
+		input := flappHead + "spec: {flReplicaSpecs: {" + s + ": {replicas: 1}}}\n"
+		var kubectl struct {
+			Spec struct {
+				FLReplicaSpecs map[string]any `json:"flReplicaSpecs"`
+			} `json:"spec"`
+		}
+		require.NoError(t, utilyaml.Unmarshal([]byte(input), &kubectl), input)
+		node := yaml.MustParse(input)
+		written := node.Field("spec").Value.Field("flReplicaSpecs").Value.Content()[0].Value
+		_, same := kubectl.Spec.FLReplicaSpecs[written]
+
+		app, err := decodeFLApp(node)
+		if !same {
+			var de *decodeError
+			require.True(t, errors.As(err, &de), "%s: kubectl reads %v, want an error, got %v", input, kubectl.Spec.FLReplicaSpecs, err)
+			assert.Equal(t, "spec.flReplicaSpecs["+written+"]", de.path, input)
+			assert.Contains(t, de.msg, "quote it", input)
+			continue
+		}
+		require.NoError(t, err, input)
+		assert.Contains(t, app.Spec.FLReplicaSpecs, written, input)
+	}
+}
+
+// What a merge key (<<) brings in is read as kubectl reads it: its values
+// count, in its YAML 1.1 reading, and its keys are checked as any other.
+// Where go-yaml v3 and sigs.k8s.io/yaml differ (a merge key after the key it
+// also sets), kubectl's reading wins.
+func TestDecodeFLAppMergeKeys(t *testing.T) {
+	const defaults = "x-defaults: &d {replicas: 3, pair: yes}\nx-one: &one {replicas: 1}\n"
+	const worker = "spec:\n  flReplicaSpecs:\n    Worker:\n"
+	for name, input := range map[string]string{
+		"merged":                       defaults + worker + "      <<: *d\n",
+		"overridden after the merge":   defaults + worker + "      <<: *d\n      replicas: 2\n",
+		"overridden before the merge":  defaults + worker + "      replicas: 2\n      <<: *d\n",
+		"a list of merges: first wins": defaults + worker + "      <<: [*one, *d]\n",
+		"an inline mapping":            worker + "      <<: {replicas: 4, pair: n}\n",
+		"nested in a merged object":    "x-t: &t {template: {spec: {containers: [{name: tensorflow, ports: [{name: p, containerPort: 7}]}]}}}\n" + worker + "      <<: *t\n      replicas: 1\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			input = flappHead + input
+			var kubectl struct {
+				Spec struct {
+					FLReplicaSpecs map[string]struct {
+						Replicas *int32 `json:"replicas"`
+						Pair     *bool  `json:"pair"`
+						Template struct {
+							Spec struct {
+								Containers []struct {
+									Ports []struct {
+										ContainerPort int32 `json:"containerPort"`
+									} `json:"ports"`
+								} `json:"containers"`
+							} `json:"spec"`
+						} `json:"template"`
+					} `json:"flReplicaSpecs"`
+				} `json:"spec"`
+			}
+			require.NoError(t, utilyaml.Unmarshal([]byte(input), &kubectl))
+			want := kubectl.Spec.FLReplicaSpecs["Worker"]
+			require.NotNil(t, want.Replicas, "kubectl reads a replica count")
+
+			app, err := decodeFLApp(yaml.MustParse(input))
+			require.NoError(t, err)
+			got := app.Spec.FLReplicaSpecs["Worker"]
+			assert.Equal(t, want.Replicas, got.Replicas)
+			assert.Equal(t, want.Pair, got.Pair)
+			if c := want.Template.Spec.Containers; len(c) > 0 {
+				require.NotEmpty(t, got.Template.Spec.Containers)
+				require.NotEmpty(t, got.Template.Spec.Containers[0].Ports)
+				assert.Equal(t, c[0].Ports[0].ContainerPort, got.Template.Spec.Containers[0].Ports[0].ContainerPort)
+			}
+		})
+	}
+
+	// A YAML 1.1 word in a string field is a wrong type there too.
+	_, err := decodeFLApp(yaml.MustParse(flappHead + "x-port: &p {name: off}\n" + worker +
+		"      template: {spec: {containers: [{name: tensorflow, ports: [{<<: *p, containerPort: 1}]}]}}\n"))
+	var de *decodeError
+	require.True(t, errors.As(err, &de), "%v", err)
+	assert.Equal(t, "spec.flReplicaSpecs[Worker].template.spec.containers[0].ports[0].name", de.path)
 }
