@@ -2,8 +2,6 @@ package fastyaml
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"io"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -28,14 +26,6 @@ func appendEncoded(buf []byte, node *yaml.Node) ([]byte, error) {
 		return buf, err
 	}
 	return out.Bytes(), nil
-}
-
-// placeholder is a token no input contains, marking where the Services go in
-// a frame kyaml encoded.
-func placeholder() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return "flapp-services-placeholder-" + hex.EncodeToString(b[:])
 }
 
 // chunkWriter collects output in a small buffer and writes it on in chunks,

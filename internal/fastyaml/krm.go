@@ -1,8 +1,6 @@
 package fastyaml
 
 import (
-	"bytes"
-	"errors"
 	"slices"
 
 	"github.com/fedlearner/flapp-services/fn"
@@ -150,16 +148,17 @@ func krmAnnotations(m map[string]string, f annotationFormat) (out []annotation, 
 }
 
 // writeResourceList writes what rw.Write(fn.WithServiceNodes(kept,
-// out.Services())) writes after framework.Execute's reconciliation. The
-// wrapper, functionConfig and results are encoded by kyaml as one document
-// with a single placeholder item; as the encoder's output streams to
-// rw.Writer, the placeholder's line is replaced by the kept items, each
-// encoded by an encoder of its own as a one-item sequence, then the
-// Services. One encoder for all the items would keep an event for every
+// out.Services())) writes after framework.Execute's reconciliation, in the
+// order the encoder would write that one document: the wrapper's
+// apiVersion and kind, then "items:" and each kept item, each encoded by an
+// encoder of its own as a one-item sequence, then the Services, then
+// functionConfig and results. Every part is a block at column 0 of the
+// document, so encoding them apart gives the bytes of encoding them
+// together; one encoder for all the items would keep an event for every
 // node of the input (go.yaml.in/yaml/v3 never trims its event queue): more
 // than the input's tree itself.
 func writeResourceList(rw *kio.ByteReadWriter, kept []*yaml.RNode, out *fn.Output, f annotationFormat, nodeAnnos map[string]map[string]string) error {
-	if rw.NoWrap || rw.WrappingKind == "" || rw.Style != 0 {
+	if rw.NoWrap || rw.WrappingKind == "" || rw.Style != 0 || len(kept) == 0 {
 		return rw.Write(fn.WithServiceNodes(kept, out.Services()))
 	}
 	// ByteWriter.Write, wrapping branch, with KeepReaderAnnotations (the
@@ -171,106 +170,60 @@ func writeResourceList(rw *kio.ByteReadWriter, kept []*yaml.RNode, out *fn.Outpu
 			return err
 		}
 	}
-	token := placeholder()
-	items := &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: token}}}
-	list := &yaml.Node{
-		Kind: yaml.MappingNode,
-		Content: []*yaml.Node{
-			{Kind: yaml.ScalarNode, Value: "apiVersion"},
-			{Kind: yaml.ScalarNode, Value: rw.WrappingAPIVersion},
-			{Kind: yaml.ScalarNode, Value: "kind"},
-			{Kind: yaml.ScalarNode, Value: rw.WrappingKind},
-			{Kind: yaml.ScalarNode, Value: "items"}, items,
-		}}
+	cw := newChunkWriter(rw.Writer)
+	var err error
+	if cw.buf, err = appendEncoded(cw.buf, mapping(
+		entry{"apiVersion", &yaml.Node{Kind: yaml.ScalarNode, Value: rw.WrappingAPIVersion}},
+		entry{"kind", &yaml.Node{Kind: yaml.ScalarNode, Value: rw.WrappingKind}})); err != nil {
+		return err
+	}
+	cw.buf = append(cw.buf, "items:\n"...)
+	for _, n := range kept {
+		if cw.buf, err = appendEncoded(cw.buf, &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{n.YNode()}}); err != nil {
+			return err
+		}
+		cw.flushIfFull()
+	}
+	for svc := range out.Services() {
+		if annos, ok := krmAnnotations(svc.Annotations, f); ok {
+			cw.buf, err = encodeServiceItem(cw.buf, svc, annos)
+		} else {
+			cw.buf, err = exactServiceItem(cw.buf, fn.ServiceNode(svc), nodeAnnos)
+		}
+		if err != nil {
+			return err
+		}
+		cw.flushIfFull()
+	}
+	var tail []entry
 	if rw.FunctionConfig != nil {
-		list.Content = append(list.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "functionConfig"}, rw.FunctionConfig.YNode())
+		tail = append(tail, entry{"functionConfig", rw.FunctionConfig.YNode()})
 	}
 	if rw.Results != nil {
-		list.Content = append(list.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "results"}, rw.Results.YNode())
+		tail = append(tail, entry{"results", rw.Results.YNode()})
 	}
-
-	cw := newChunkWriter(rw.Writer)
-	sp := &splicer{w: cw, mark: []byte("\n- " + token + "\n"), insert: func() error {
-		for _, n := range kept {
-			var err error
-			if cw.buf, err = appendEncoded(cw.buf, &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{n.YNode()}}); err != nil {
-				return err
-			}
-			cw.flushIfFull()
+	if len(tail) > 0 {
+		if cw.buf, err = appendEncoded(cw.buf, mapping(tail...)); err != nil {
+			return err
 		}
-		for svc := range out.Services() {
-			var err error
-			if annos, ok := krmAnnotations(svc.Annotations, f); ok {
-				cw.buf, err = encodeServiceItem(cw.buf, svc, annos)
-			} else {
-				cw.buf, err = exactServiceItem(cw.buf, fn.ServiceNode(svc), nodeAnnos)
-			}
-			if err != nil {
-				return err
-			}
-			cw.flushIfFull()
-		}
-		return nil
-	}}
-	enc := yaml.NewEncoder(sp)
-	if err := enc.Encode(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{list}}); err != nil {
-		return err
-	}
-	if err := enc.Close(); err != nil {
-		return err
-	}
-	if err := sp.close(); err != nil {
-		return err
 	}
 	return cw.flush()
 }
 
-// splicer passes what an encoder writes on to w, and where it meets mark
-// (the placeholder item's line, "\n- <token>\n") writes the '\n', then
-// whatever insert writes, then the rest. It holds back only a possible start
-// of the mark.
-type splicer struct {
-	w       *chunkWriter
-	mark    []byte
-	insert  func() error
-	pending []byte
-	found   int
+// entry is one key and value of a mapping the writer builds.
+type entry struct {
+	key   string
+	value *yaml.Node
 }
 
-func (s *splicer) Write(p []byte) (int, error) {
-	s.pending = append(s.pending, p...)
-	for {
-		at := bytes.Index(s.pending, s.mark)
-		if at < 0 {
-			break
-		}
-		if s.found++; s.found > 1 {
-			return 0, errPlaceholder
-		}
-		s.w.write(s.pending[:at+1])
-		if err := s.insert(); err != nil {
-			return 0, err
-		}
-		s.pending = s.pending[at+len(s.mark):]
+// mapping is a block mapping of the entries.
+func mapping(entries ...entry) *yaml.Node {
+	m := &yaml.Node{Kind: yaml.MappingNode}
+	for _, e := range entries {
+		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: e.key}, e.value)
 	}
-	if keep := len(s.mark) - 1; len(s.pending) > keep {
-		s.w.write(s.pending[:len(s.pending)-keep])
-		s.pending = append(s.pending[:0], s.pending[len(s.pending)-keep:]...)
-	}
-	return len(p), s.w.err
+	return m
 }
-
-func (s *splicer) close() error {
-	s.w.write(s.pending)
-	s.pending = nil
-	if s.found != 1 {
-		return errPlaceholder
-	}
-	return s.w.err
-}
-
-// errPlaceholder cannot happen with a random token; the check stays exact anyway.
-var errPlaceholder = errors.New("internal error: placeholder not found once in the encoded output")
 
 // exactServiceItem reconciles one Service node with kio itself and encodes it
 // as a ResourceList item.
