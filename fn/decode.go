@@ -101,7 +101,7 @@ func typeError(err error, data []byte) (de *decodeError, complete bool) {
 	if !errors.As(err, &typeErr) {
 		return &decodeError{msg: strings.TrimPrefix(err.Error(), "json: ")}, false
 	}
-	msg := fmt.Sprintf("wrong type: got %s, want %s", typeErr.Value, kindName(typeErr.Type))
+	msg := fmt.Sprintf("wrong type: got %s, want %s", typeErr.Value, typeName(typeErr.Type))
 	if typeErr.Type.Kind() == reflect.String {
 		switch {
 		case typeErr.Value == "bool":
@@ -156,7 +156,7 @@ func misreadReplicaType(node *yaml.Node, decoded map[string]render.ReplicaSpec) 
 }
 
 // kindName says a Go type the way a manifest author thinks of it.
-func kindName(t reflect.Type) string {
+func typeName(t reflect.Type) string {
 	switch t.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:

@@ -184,7 +184,7 @@ func decodeDocument(value string, index int, annotations map[string]string) (*ya
 // kyaml's error would repeat the whole document.
 func notAnObject(n *yaml.RNode, err error) error {
 	if kind := n.YNode().Kind; kind != yaml.MappingNode {
-		return fmt.Errorf("not a Kubernetes object: a YAML %s where a mapping with apiVersion and kind belongs", kindName(kind))
+		return fmt.Errorf("not a Kubernetes object: a YAML %s where a mapping with apiVersion and kind belongs", nodeKindName(kind))
 	}
 	return err
 }
@@ -276,7 +276,8 @@ func fileLines(msg string, start int) string {
 	})
 }
 
-func kindName(k yaml.Kind) string {
+// nodeKindName says what a YAML node is, for a message.
+func nodeKindName(k yaml.Kind) string {
 	switch k {
 	case yaml.ScalarNode:
 		return "scalar"
