@@ -63,6 +63,7 @@ e2e: build
 e2e-clients: build
 	bash test/e2e/hack/podman.sh >/dev/null
 	bash test/e2e/hack/build-kpt.sh >/dev/null
+	bash test/e2e/hack/build-kpt-runner.sh >/dev/null
 	bash test/e2e/hack/build-k8s.sh >/dev/null
 	bash test/e2e/hack/build-flux.sh >/dev/null
 	bash test/e2e/hack/build-helm.sh >/dev/null
