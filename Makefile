@@ -7,6 +7,8 @@ LDFLAGS  := -s -w -X main.version=$(VERSION)
 GOLANGCI := $(TOOLS)/golangci-lint
 ACTIONLINT_VERSION := v1.7.12
 ACTIONLINT := $(TOOLS)/actionlint-$(ACTIONLINT_VERSION)
+SYFT_VERSION := v1.57.1
+SYFT       := $(TOOLS)/syft-$(SYFT_VERSION)
 
 # Container image (see Dockerfile). ENGINE: podman when installed, else docker
 # (with a daemon). PLATFORMS: what image-bins cross-compiles and image-oci packs.
@@ -60,7 +62,7 @@ e2e: build
 ## kustomize-controller, Helm, Argo CD's cmp-server), each built or installed by the
 ## project's own scripts and cached under .cache/. One package per client under
 ## test/e2e/clients/; Argo CD lives in its own Go 1.27 module (see its README).
-e2e-clients: build
+e2e-clients: build $(SYFT)
 	bash test/e2e/hack/podman.sh >/dev/null
 	bash test/e2e/hack/build-kpt.sh >/dev/null
 	bash test/e2e/hack/build-k8s.sh >/dev/null
@@ -176,8 +178,6 @@ image-push-floating:
 ## sbom: the SPDX SBOM of the image image-push pushed (by digest, from the registry; the
 ## $(SBOM_PLATFORM) image: both platforms hold the same modules), by syft $(SYFT_VERSION)
 ## built from source, into $(SBOM). The release workflow and the e2e release suite both run it.
-SYFT_VERSION  := v1.57.1
-SYFT          := $(TOOLS)/syft-$(SYFT_VERSION)
 SBOM          ?= bin/flapp-services.spdx.json
 SBOM_PLATFORM ?= linux/amd64
 IMAGE_REPO     = $(shell echo '$(IMAGE)' | sed 's/:[^:/]*$$//')
