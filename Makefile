@@ -7,6 +7,8 @@ LDFLAGS  := -s -w -X main.version=$(VERSION)
 GOLANGCI := $(TOOLS)/golangci-lint
 ACTIONLINT_VERSION := v1.7.12
 ACTIONLINT := $(TOOLS)/actionlint-$(ACTIONLINT_VERSION)
+SYFT_VERSION := v1.57.1
+SYFT       := $(TOOLS)/syft-$(SYFT_VERSION)
 
 # Container image (see Dockerfile). ENGINE: podman when installed, else docker
 # (with a daemon). PLATFORMS: what image-bins cross-compiles and image-oci packs.
@@ -19,7 +21,7 @@ OCI       := bin/flapp-services-oci.tar
 IMAGE_ARGS = --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION)
 
 .PHONY: all build test unit integration e2e e2e-clients e2e-argocd lint fmt demo bench bench-data bench-memory clean
-.PHONY: image image-bins image-oci image-push
+.PHONY: image image-bins image-oci image-push image-push-floating sbom dist dist-sums
 
 all: build
 
@@ -60,13 +62,14 @@ e2e: build
 ## kustomize-controller, Helm, Argo CD's cmp-server), each built or installed by the
 ## project's own scripts and cached under .cache/. One package per client under
 ## test/e2e/clients/; Argo CD lives in its own Go 1.27 module (see its README).
-e2e-clients: build
+e2e-clients: build $(SYFT)
 	bash test/e2e/hack/podman.sh >/dev/null
 	bash test/e2e/hack/build-kpt.sh >/dev/null
 	bash test/e2e/hack/build-kpt-runner.sh >/dev/null
 	bash test/e2e/hack/build-k8s.sh >/dev/null
 	bash test/e2e/hack/build-flux.sh >/dev/null
 	bash test/e2e/hack/build-helm.sh >/dev/null
+	bash test/e2e/hack/build-release-tools.sh >/dev/null
 	cd test/e2e && FLAPP_SERVICES_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 80m ./clients/...
 	$(MAKE) e2e-argocd
 
@@ -150,6 +153,61 @@ image-oci:
 ## the digest goes to bin/flapp-services-image.digest (for signing).
 image-push: image-oci
 	podman manifest push --all --digestfile bin/flapp-services-image.digest $(IMAGE)-index docker://$(IMAGE)
+
+## image-push-floating: after image-push (and signing), the floating tags of a final release:
+## $(VERSION) = vX.Y.Z (no prerelease or build part) also goes to $(IMAGE_REPO):vX.Y and :vX, each
+## only when no higher final release of that line is in RELEASE_TAGS (the git tags), so a patch
+## of an older line never moves vX back. Prereleases (v1.2.0-rc.1) get no floating tag, nor does
+## v0 (before 1.0 a minor may break: README, Versioning). Each tag must resolve to the digest
+## image-push wrote, or the target fails.
+RELEASE_TAGS ?= $(shell git tag -l 'v*' 2>/dev/null)
+image-push-floating:
+	@set -e; v='$(VERSION)'; digest="$$(cat bin/flapp-services-image.digest)"; \
+	final() { grep -Ex 'v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)'; }; \
+	if ! echo "$$v" | final >/dev/null; then \
+	  echo "image-push-floating: $$v is not a final release vX.Y.Z: no floating tags"; exit 0; fi; \
+	lines="$${v%.*}"; [ "$${v%%.*}" = v0 ] || lines="$$lines $${v%%.*}"; \
+	for f in $$lines; do \
+	  top="$$(printf '%s\n' $(RELEASE_TAGS) "$$v" | final | while read -r t; do case "$$t" in "$$f".*) echo "$$t";; esac; done | sort -V | tail -n 1)"; \
+	  if [ "$$top" != "$$v" ]; then echo "image-push-floating: $$f stays at $$top (newer than $$v)"; continue; fi; \
+	  podman manifest push --all --digestfile bin/flapp-services-image.$$f.digest $(IMAGE)-index docker://$(IMAGE_REPO):$$f; \
+	  if [ "$$(cat bin/flapp-services-image.$$f.digest)" != "$$digest" ]; then \
+	    echo "image-push-floating: $(IMAGE_REPO):$$f is $$(cat bin/flapp-services-image.$$f.digest), not $$digest" >&2; exit 1; fi; \
+	  echo "image-push-floating: $(IMAGE_REPO):$$f -> $$digest"; \
+	done
+
+## sbom: the SPDX SBOM of the image image-push pushed (by digest, from the registry; the
+## $(SBOM_PLATFORM) image: both platforms hold the same modules), by syft $(SYFT_VERSION)
+## built from source, into $(SBOM). The release workflow and the e2e release suite both run it.
+SBOM          ?= bin/flapp-services.spdx.json
+SBOM_PLATFORM ?= linux/amd64
+IMAGE_REPO     = $(shell echo '$(IMAGE)' | sed 's/:[^:/]*$$//')
+sbom: $(SYFT)
+	$(SYFT) scan --quiet --platform $(SBOM_PLATFORM) --output spdx-json=$(SBOM) \
+	  registry:$(IMAGE_REPO)@$$(cat bin/flapp-services-image.digest)
+
+$(SYFT):
+	GOBIN=$(TOOLS)/syft-build CGO_ENABLED=0 $(GO) install -trimpath -ldflags '-s -w -X main.version=$(SYFT_VERSION)' \
+	  github.com/anchore/syft/cmd/syft@$(SYFT_VERSION)
+	mv $(TOOLS)/syft-build/syft $@
+	rmdir $(TOOLS)/syft-build
+
+## dist: the release binaries, $(DIST)/flapp-services-$(VERSION)-<os>-<arch> (.exe on windows) for
+## DIST_PLATFORMS (CGO off, -trimpath, version stamped, as build), and $(DIST)/SHA256SUMS.
+DIST           ?= bin/dist
+DIST_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+dist:
+	rm -rf $(DIST)
+	mkdir -p $(DIST)
+	@set -e; for p in $(DIST_PLATFORMS); do os=$${p%/*}; arch=$${p#*/}; ext=; [ $$os = windows ] && ext=.exe; \
+	  out=$(DIST)/flapp-services-$(VERSION)-$$os-$$arch$$ext; echo "go build $$os/$$arch -> $$out"; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $$out .; \
+	done
+	$(MAKE) --no-print-directory dist-sums
+
+## dist-sums: $(DIST)/SHA256SUMS, the sha256sum of every other file in $(DIST) (run it again after adding one).
+dist-sums:
+	cd $(DIST) && sha256sum -- $$(ls | grep -vx SHA256SUMS) > SHA256SUMS
 
 ## bench-data: the synthetic inputs of `make bench` (500 FLApps -> 10,000 Services, 1k/100k, kpt, render, kustomize, memory budgets).
 bench-data: build

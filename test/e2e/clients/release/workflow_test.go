@@ -1,0 +1,77 @@
+package release
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fedlearner/flapp-services/test/e2e/clients/internal/engine"
+)
+
+// The release workflow runs what this suite runs: the same Makefile
+// targets, in the same order, the same cosign commands (keyless: no --key),
+// the cosign version hack/build-release-tools.sh builds, and the floating
+// tags only after signing.
+func TestReleaseWorkflowRunsTheTestedPath(t *testing.T) {
+	wf := readWorkflow(t, ".github/workflows/release.yml")
+	job, ok := wf.Jobs["release"]
+	require.True(t, ok)
+	assert.Equal(t, "write", job.Permissions["id-token"], "keyless signing needs the OIDC token")
+
+	var script []string
+	var cosignRelease string
+	for _, s := range job.Steps {
+		if strings.HasPrefix(s.Uses, "sigstore/cosign-installer@") {
+			cosignRelease = s.With["cosign-release"]
+		}
+		if s.Run != "" {
+			script = append(script, s.Run)
+		}
+	}
+	all := strings.Join(script, "\n")
+	order := []string{
+		`make image-push IMAGE="$IMAGE" VERSION="$VERSION"`,
+		`cosign sign --yes "${IMAGE_REPO}@${IMAGE_DIGEST}"`,
+		`make sbom IMAGE="$IMAGE" SBOM="$SBOM"`,
+		`cosign attest --yes --type spdxjson --predicate "$SBOM" "${IMAGE_REPO}@${IMAGE_DIGEST}"`,
+		`make image-push-floating IMAGE="$IMAGE" VERSION="$VERSION"`,
+		`make dist VERSION="$VERSION"`,
+		`make dist-sums`,
+	}
+	last := -1
+	for _, cmd := range order {
+		i := strings.Index(all, cmd)
+		require.GreaterOrEqual(t, i, 0, "release.yml does not run %s", cmd)
+		assert.Greater(t, i, last, "release.yml runs %s out of order", cmd)
+		last = i
+	}
+	assert.NotContains(t, all, "--key", "the release signs keyless")
+
+	b, err := os.ReadFile(filepath.Join(engine.Repo(), "test/e2e/hack/build-release-tools.sh"))
+	require.NoError(t, err)
+	built := regexp.MustCompile(`cosign/v2/cmd/cosign@(v\S+)`).FindSubmatch(b)
+	require.NotNil(t, built)
+	assert.Equal(t, string(built[1]), cosignRelease, "the workflow installs another cosign than the suite builds")
+}
+
+// ci.yml runs .ci/run for every pull request and every push to main.
+func TestCIWorkflowRunsCIRun(t *testing.T) {
+	wf := readWorkflow(t, ".github/workflows/ci.yml")
+	_, pr := wf.On["pull_request"]
+	assert.True(t, pr, "on: pull_request")
+	push, _ := wf.On["push"].(map[string]any)
+	require.NotNil(t, push, "on: push")
+	assert.Equal(t, []any{"main"}, push["branches"])
+	var runs []string
+	for _, j := range wf.Jobs {
+		for _, s := range j.Steps {
+			runs = append(runs, strings.TrimSpace(s.Run))
+		}
+	}
+	assert.Contains(t, runs, ".ci/run")
+}
