@@ -145,7 +145,7 @@ func TestBadFLAppFailsGenerate(t *testing.T) {
 	}{
 		"no tensorflow container, deep in the tree": {
 			map[string]string{"good.yaml": good, "z/y/bad.yaml": bad},
-			`z/y/bad.yaml: FLApp no-tf: spec.flReplicaSpecs[`,
+			`z/y/bad.yaml: document 1 (line 1): FLApp no-tf: spec.flReplicaSpecs[`,
 		},
 		"bad FLApp in a List": {
 			map[string]string{"good.yaml": good, "export.yaml": toYAML(t, map[string]any{"apiVersion": "v1", "kind": "List", "items": []any{
