@@ -57,8 +57,9 @@ type monorepoRow struct {
 	named   string // the plugin installed, an Application naming flapp-services
 }
 
-// The claim of issue 20 item 1, with Argo CD v3.6.1's own code over a
-// monorepo of every kind of Application: discovery.AppType without the
+// The plugin claims only what is its own, in an Argo CD shared by many
+// teams. Proven with Argo CD v3.6.1's own code over a monorepo of every
+// kind of Application: discovery.AppType without the
 // plugin and with its argocd-cmp-server reachable, and GenerateManifests
 // without the plugin, unnamed and named. Every Application keeps its type
 // when the plugin is installed except those the plugin claims, and those
@@ -66,7 +67,7 @@ type monorepoRow struct {
 //
 // FLAPP_SERVICES_OLD_BIN (an absolute path) measures the same table with
 // that binary in a second argocd-cmp-server, for the README's "before"
-// columns; they are checked only then.
+// table; it is checked only then.
 func TestMonorepo(t *testing.T) {
 	root := t.TempDir()
 	copyDir(t, filepath.Join("testdata", "monorepo"), root)
