@@ -50,6 +50,9 @@ func podman(t *testing.T, vars []string, args ...string) (string, error) {
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command("podman", args...)
 	cmd.Env = vars
+	// conmon writes a file named oom into its working directory when the
+	// container is OOM-killed: not into the source tree.
+	cmd.Dir = t.TempDir()
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		return stdout.String(), fmt.Errorf("podman %s: %w: %s", strings.Join(args, " "), err, stderr.String())
