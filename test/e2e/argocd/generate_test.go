@@ -145,7 +145,7 @@ func TestBadFLAppFailsGenerate(t *testing.T) {
 	}{
 		"no tensorflow container, deep in the tree": {
 			map[string]string{"good.yaml": good, "z/y/bad.yaml": bad},
-			`z/y/bad.yaml: FLApp no-tf: spec.flReplicaSpecs[`,
+			`z/y/bad.yaml: document 1 (line 1): FLApp no-tf: spec.flReplicaSpecs[`,
 		},
 		"bad FLApp in a List": {
 			map[string]string{"good.yaml": good, "export.yaml": toYAML(t, map[string]any{"apiVersion": "v1", "kind": "List", "items": []any{
@@ -185,16 +185,22 @@ func replaceRole(app map[string]any, role string) map[string]any {
 }
 
 // An empty directory (in Git: no manifest at all, e.g. every FLApp deleted)
-// fails with the render's refusal to print an empty render, which Argo CD
-// would take as "prune everything".
-func TestEmptyDirectoryFails(t *testing.T) {
+// is not the plugin's: discover leaves it to Argo CD, which treats it as a
+// Directory Application of no objects, as it does without the plugin. An
+// Application naming the plugin fails there with Argo CD's "could not find
+// cmp-server plugin" (never with zero manifests, which would prune
+// everything).
+func TestEmptyDirectoryIsNotClaimed(t *testing.T) {
 	root := repoDir(t, map[string]string{"app/README.md": "# the FLApps were here\n", "app/sub/.keep": ""})
-	for _, plugin := range []*v1alpha1.ApplicationSourcePlugin{namedPlugin(nil, nil), nil} {
-		resp, err := generate(t, root, application{name: "app", namespace: "fl", path: "app", plugin: plugin})
-		require.Error(t, err, "named=%v", plugin != nil)
-		assert.Nil(t, resp)
-		assert.Contains(t, err.Error(), "no Kubernetes objects found")
-	}
+	resp, err := generate(t, root, application{name: "app", namespace: "fl", path: "app", plugin: namedPlugin(nil, nil)})
+	require.Error(t, err)
+	assert.Nil(t, resp)
+	assert.Contains(t, err.Error(), notFound)
+
+	resp, err = generate(t, root, application{name: "app", namespace: "fl", path: "app"})
+	require.NoError(t, err)
+	assert.Equal(t, string(v1alpha1.ApplicationSourceTypeDirectory), resp.SourceType)
+	assert.Empty(t, resp.Manifests)
 }
 
 // The owner-reference policy: the parameter wins over the plugin env, the env
@@ -212,6 +218,7 @@ func TestParametersAndEnv(t *testing.T) {
 		"git/config/strict.yaml":        "apiVersion: fn.fedlearner.k8s.io/v1alpha1\nkind: FLAppServices\nmetadata:\n  name: strict\nspec:\n  maxServicesPerFLApp: 2\n",
 		"git-without-config/flapp.yaml": toYAML(t, flapp("mnist", "", 3)),
 		"git-without-config/other.yaml": configMap("other"),
+		"shared/ceiling.yaml":           "apiVersion: fn.fedlearner.k8s.io/v1alpha1\nkind: FLAppServices\nmetadata:\n  name: ceiling\nspec:\n  maxServicesPerFLApp: 2\n",
 	})
 	ownerUIDs := func(t *testing.T, path string, plugin *v1alpha1.ApplicationSourcePlugin) []string {
 		t.Helper()
@@ -276,11 +283,17 @@ func TestParametersAndEnv(t *testing.T) {
 		"an array parameter": {"git", arrayParameter("owner-references", "IfKnown"),
 			"the plugin parameter owner-references must be a string (IfKnown, Required or Never), not a map or an array"},
 		"an unknown parameter": {"git", namedPlugin(nil, map[string]string{"owner-reference": "IfKnown"}),
-			`unknown plugin parameter "owner-reference" in the Application; the plugin's only parameter is owner-references`},
+			`unknown plugin parameter "owner-reference" in the Application; the plugin's parameters are owner-references and strict`},
 		"FLAPP_CONFIG with a ceiling of 2": {"git", namedPlugin(map[string]string{"FLAPP_CONFIG": "config/strict.yaml"}, nil),
 			"more than maxServicesPerFLApp (2)"},
 		"FLAPP_CONFIG naming a missing file": {"git-without-config", namedPlugin(map[string]string{"FLAPP_CONFIG": "flapp-services.yaml"}, nil),
 			"flapp-services.yaml: no such file or directory"},
+		// The config may lie anywhere in the repository (the working directory
+		// less ARGOCD_APP_SOURCE_PATH), never outside it.
+		"FLAPP_CONFIG elsewhere in the repository, with a ceiling of 2": {"git-without-config",
+			namedPlugin(map[string]string{"FLAPP_CONFIG": "../shared/ceiling.yaml"}, nil), "more than maxServicesPerFLApp (2)"},
+		"FLAPP_CONFIG outside the repository": {"git-without-config", namedPlugin(map[string]string{"FLAPP_CONFIG": "/etc/passwd"}, nil),
+			"outside the repository root"},
 	}
 	for name, c := range failures {
 		t.Run(name, func(t *testing.T) {
@@ -308,4 +321,75 @@ func arrayParameter(name string, values ...string) *v1alpha1.ApplicationSourcePl
 	p := namedPlugin(nil, nil)
 	p.Parameters = append(p.Parameters, v1alpha1.ApplicationSourcePluginParameter{Name: name, OptionalArray: &v1alpha1.OptionalArray{Array: values}})
 	return p
+}
+
+// The plugin parameter strict (announced in plugin.yaml, default "false"):
+// Argo CD shows a plugin's stderr only when the command fails, so the render's
+// warnings (here the pair check's: a leader with 2 paired Workers, its
+// follower with 3) reach the Application only as a failed generate. With
+// strict true (parameter, or plugin env FLAPP_STRICT) the generate fails with
+// the warning in Argo CD's error; false or unset renders and the warning is
+// lost.
+func TestStrictParameter(t *testing.T) {
+	leader := flapp("mnist", "fl-leader", 2)
+	follower := replaceRole(flapp("mnist", "fl-follower", 3), "Follower")
+	follower["spec"].(map[string]any)["peerSpecs"] = map[string]any{"Leader": map[string]any{"peerURL": "fl-leader.example.com:443"}}
+	root := repoDir(t, map[string]string{"pair/leader.yaml": toYAML(t, leader), "pair/follower.yaml": toYAML(t, follower)})
+	const warning = "paired replica type Worker has 2 replicas in Leader FLApp fl-leader/mnist but 3 replicas in Follower FLApp fl-follower/mnist"
+
+	for name, plugin := range map[string]*v1alpha1.ApplicationSourcePlugin{
+		"parameter strict=true": namedPlugin(nil, map[string]string{"strict": "true"}),
+		"env FLAPP_STRICT=true": namedPlugin(map[string]string{"FLAPP_STRICT": "true"}, nil),
+		"the parameter wins":    namedPlugin(map[string]string{"FLAPP_STRICT": "false"}, map[string]string{"strict": "true"}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			resp, err := generate(t, root, application{name: "pair", namespace: "fl", path: "pair", plugin: plugin})
+			require.Error(t, err)
+			assert.Nil(t, resp)
+			assert.Contains(t, err.Error(), warning)
+			assert.Contains(t, err.Error(), "--strict makes every warning a failure")
+		})
+	}
+	for name, plugin := range map[string]*v1alpha1.ApplicationSourcePlugin{
+		"parameter strict=false": namedPlugin(nil, map[string]string{"strict": "false"}),
+		"unset":                  namedPlugin(nil, nil),
+		"no plugin named":        nil,
+	} {
+		t.Run(name, func(t *testing.T) {
+			resp, err := generate(t, root, application{name: "pair", namespace: "fl", path: "pair", plugin: plugin})
+			require.NoError(t, err)
+			assert.Equal(t, render(t, filepath.Join(root, "pair"), "--owner-references", "Never", "."), manifestValues(t, resp))
+		})
+	}
+	t.Run("a wrong value", func(t *testing.T) {
+		_, err := generate(t, root, application{name: "pair", namespace: "fl", path: "pair", plugin: namedPlugin(nil, map[string]string{"strict": "yes"})})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), `the plugin parameter strict (PARAM_STRICT) must be true or false, not "yes"`)
+	})
+
+	// plugin.yaml announces it, for Argo CD's UI, next to owner-references.
+	data, err := os.ReadFile(filepath.Join(env.repo, "examples", "argocd", "plugin.yaml"))
+	require.NoError(t, err)
+	var pc struct {
+		Spec struct {
+			Parameters struct {
+				Static []struct {
+					Name, Title, Tooltip string
+					String               *string `json:"string"`
+				} `json:"static"`
+			} `json:"parameters"`
+		} `json:"spec"`
+	}
+	require.NoError(t, yaml.Unmarshal(data, &pc))
+	var names []string
+	for _, p := range pc.Spec.Parameters.Static {
+		names = append(names, p.Name)
+		if p.Name == "strict" {
+			require.NotNil(t, p.String)
+			assert.Equal(t, "false", *p.String)
+			assert.NotEmpty(t, p.Title)
+			assert.NotEmpty(t, p.Tooltip)
+		}
+	}
+	assert.Equal(t, []string{"owner-references", "strict"}, names)
 }

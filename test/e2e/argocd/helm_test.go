@@ -52,12 +52,7 @@ spec:
 // examples/argocd/helm/plugin.yaml, in its own argocd-cmp-server with a real
 // helm on PATH: `helm template … | flapp-services render -` through Argo CD.
 func TestHelmVariant(t *testing.T) {
-	helm := os.Getenv("HELM_BIN")
-	if helm == "" {
-		dir, err := script("build-helm.sh", "HELM_BIN_DIR")
-		require.NoError(t, err, "building helm")
-		helm = filepath.Join(dir, "helm3")
-	}
+	helm := helmBinary(t)
 	tmp, err := os.MkdirTemp("", "argocd-helm-")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = os.RemoveAll(tmp) })

@@ -91,6 +91,12 @@ type application struct {
 // argocd-cmp-server, and returns the objects as JSON strings.
 func generate(t *testing.T, root string, app application) (*apiclient.ManifestResponse, error) {
 	t.Helper()
+	return generateCtx(ctxFor(t), root, app)
+}
+
+// generateCtx is generate with the request's context (the repo-server's
+// gRPC deadline) and GenerateManifests' options (the repo-server's settings).
+func generateCtx(ctx context.Context, root string, app application, opts ...repository.GenerateManifestOpt) (*apiclient.ManifestResponse, error) {
 	src := &v1alpha1.ApplicationSource{RepoURL: repoURL, Path: app.path, TargetRevision: "main", Plugin: app.plugin}
 	q := &apiclient.ManifestRequest{
 		Repo:              &v1alpha1.Repository{Repo: repoURL},
@@ -105,8 +111,8 @@ func generate(t *testing.T, root string, app application) (*apiclient.ManifestRe
 		q.AppLabelKey = appLabelKey
 		q.TrackingMethod = string(v1alpha1.TrackingMethodAnnotation)
 	}
-	return repository.GenerateManifests(ctxFor(t), filepath.Join(root, filepath.FromSlash(app.path)), root, revision, q,
-		false, &git.NoopCredsStore{}, resource.MustParse("0"), nil)
+	return repository.GenerateManifests(ctx, filepath.Join(root, filepath.FromSlash(app.path)), root, revision, q,
+		false, &git.NoopCredsStore{}, resource.MustParse("0"), nil, opts...)
 }
 
 // namedPlugin is spec.source.plugin of an Application naming the plugin.
@@ -292,4 +298,15 @@ func writeFile(path, content string) error {
 		return err
 	}
 	return os.WriteFile(path, []byte(content), 0o644)
+}
+
+// helmBinary is $HELM_BIN, or helm v3 from hack/build-helm.sh.
+func helmBinary(t *testing.T) string {
+	t.Helper()
+	if helm := os.Getenv("HELM_BIN"); helm != "" {
+		return helm
+	}
+	dir, err := script("build-helm.sh", "HELM_BIN_DIR")
+	require.NoError(t, err, "building helm")
+	return filepath.Join(dir, "helm3")
 }

@@ -39,6 +39,7 @@ var env struct {
 	flapp     string          // flapp-services binary
 	cmpServer string          // argocd-cmp-server binary
 	sockDir   string          // ARGOCD_PLUGINSOCKFILEPATH
+	cmpLog    string          // the log of the shipped plugin's argocd-cmp-server
 	ctx       context.Context // cancelled on SIGINT/SIGTERM
 	addStop   func(func())    // registers a cleanup run when the suite ends
 	cluster   *cluster.Cluster
@@ -236,10 +237,14 @@ func flappServicesBinary(dir string) (string, error) {
 // pluginSpec is one plugin sidecar: its plugin.yaml, its name (the socket's)
 // and the tools on its PATH besides flapp-services.
 type pluginSpec struct {
-	config string
-	name   string
-	tools  map[string]string // name on PATH -> binary
-	shell  bool              // bash and coreutils on PATH too
+	config  string
+	name    string
+	tools   map[string]string // name on PATH -> binary
+	shell   bool              // bash and coreutils on PATH too
+	flapp   string            // the flapp-services binary; env.flapp when empty
+	sockDir string            // its socket directory; env.sockDir when empty
+	env     []string          // more environment for argocd-cmp-server
+	pid     *int              // when set, receives argocd-cmp-server's process id
 }
 
 // startCMPServer starts argocd-cmp-server with examples/argocd/plugin.yaml
@@ -253,6 +258,7 @@ func startCMPServer(ctx context.Context, tmp string) (stop func(), err error) {
 	if err := os.Setenv("ARGOCD_PLUGINSOCKFILEPATH", env.sockDir); err != nil {
 		return nil, err
 	}
+	env.cmpLog = filepath.Join(tmp, pluginName, "argocd-cmp-server.log")
 	return startPlugin(ctx, tmp, pluginSpec{config: filepath.Join(env.repo, "examples", "argocd", "plugin.yaml"), name: pluginName})
 }
 
@@ -262,6 +268,12 @@ func startCMPServer(ctx context.Context, tmp string) (stop func(), err error) {
 // plugin's sidecar image has none), its socket in the shared socket
 // directory. It returns once the socket exists.
 func startPlugin(ctx context.Context, tmp string, spec pluginSpec) (stop func(), err error) {
+	if spec.flapp == "" {
+		spec.flapp = env.flapp
+	}
+	if spec.sockDir == "" {
+		spec.sockDir = env.sockDir
+	}
 	base := filepath.Join(tmp, spec.name)
 	configDir := filepath.Join(base, "config")
 	pathDir := filepath.Join(base, "path")
@@ -278,7 +290,7 @@ func startPlugin(ctx context.Context, tmp string, spec pluginSpec) (stop func(),
 	if err := os.WriteFile(filepath.Join(configDir, "plugin.yaml"), plugin, 0o644); err != nil {
 		return nil, err
 	}
-	tools := map[string]string{"flapp-services": env.flapp}
+	tools := map[string]string{"flapp-services": spec.flapp}
 	for k, v := range spec.tools {
 		tools[k] = v
 	}
@@ -307,18 +319,22 @@ func startPlugin(ctx context.Context, tmp string, spec pluginSpec) (stop func(),
 	cmd.Env = []string{
 		"PATH=" + path,
 		"HOME=" + base,
-		"ARGOCD_PLUGINSOCKFILEPATH=" + env.sockDir,
+		"ARGOCD_PLUGINSOCKFILEPATH=" + spec.sockDir,
 		"ARGOCD_CMP_WORKDIR=" + workDir,
 	}
+	cmd.Env = append(cmd.Env, spec.env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		_ = logFile.Close()
 		return nil, err
 	}
+	if spec.pid != nil {
+		*spec.pid = cmd.Process.Pid
+	}
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
-	sock := filepath.Join(env.sockDir, spec.name+".sock")
+	sock := filepath.Join(spec.sockDir, spec.name+".sock")
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {

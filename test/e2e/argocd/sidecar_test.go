@@ -3,11 +3,14 @@ package argocd
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,6 +50,9 @@ func podman(t *testing.T, vars []string, args ...string) (string, error) {
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command("podman", args...)
 	cmd.Env = vars
+	// conmon writes a file named oom into its working directory when the
+	// container is OOM-killed: not into the source tree.
+	cmd.Dir = t.TempDir()
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		return stdout.String(), fmt.Errorf("podman %s: %w: %s", strings.Join(args, " "), err, stderr.String())
@@ -92,6 +98,15 @@ func sidecarRunArgs(t *testing.T, b installBuild, cmpServer, sockDir string) []s
 		for _, cp := range sc.Capabilities.Drop {
 			args = append(args, "--cap-drop", string(cp))
 		}
+	}
+	// The container's memory limit (swap counts toward it, as in a pod) and
+	// its environment.
+	if limit, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
+		args = append(args, "--memory", strconv.FormatInt(limit.Value(), 10), "--memory-swap", strconv.FormatInt(limit.Value(), 10))
+	}
+	for _, e := range c.Env {
+		require.Nil(t, e.ValueFrom, "env %s: only plain values have a stand-in", e.Name)
+		args = append(args, "-e", e.Name+"="+e.Value)
 	}
 	host := t.TempDir()
 	for _, m := range c.VolumeMounts {
@@ -247,4 +262,83 @@ func TestSidecarInTheFunctionImage(t *testing.T) {
 			assert.Contains(t, err.Error(), c.reason)
 		})
 	}
+
+	// Last: past its limit the sidecar is killed.
+	t.Run("the memory limit", func(t *testing.T) {
+		sidecarMemoryLimit(t, vars, id)
+	})
+}
+
+// sidecarFits is how many generates of the largest input the render's
+// default ceilings admit the patched sidecar's memory limit holds at once:
+// the reposerver.parallelism.limit examples/argocd/README.md pairs with it.
+const sidecarFits = 2
+
+// sidecarMemoryLimit runs, in the sidecar as the patch deploys it (its
+// memory limit and environment), sidecarFits concurrent generates of the
+// worst input of `make bench-memory`: all succeed and the sidecar keeps
+// running. Then twice as many, which the limit does not hold: logged, not
+// checked. A measurement: only with FLAPP_BENCH_MEMORY_DIR.
+func sidecarMemoryLimit(t *testing.T, vars []string, id string) {
+	inputs := os.Getenv("FLAPP_BENCH_MEMORY_DIR")
+	if inputs == "" {
+		t.Skip("FLAPP_BENCH_MEMORY_DIR is not set: a measurement, see README.md")
+	}
+	root := t.TempDir()
+	const path = "apps/render-5000-files"
+	copyDir(t, filepath.Join(inputs, "render-5000-files"), filepath.Join(root, filepath.FromSlash(path)))
+	cgroup, err := podman(t, vars, "inspect", "--format", "{{.State.CgroupPath}}", id)
+	require.NoError(t, err)
+	peak := func() string {
+		b, err := os.ReadFile(filepath.Join("/sys/fs/cgroup/memory", strings.TrimSpace(cgroup), "memory.max_usage_in_bytes"))
+		if err != nil {
+			return "unknown (" + err.Error() + ")"
+		}
+		n, _ := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	running := func() bool {
+		state, err := podman(t, vars, "inspect", "--format", "{{.State.Status}}", id)
+		return err == nil && strings.TrimSpace(state) == "running"
+	}
+	concurrently := func(n int) []error {
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+				defer cancel()
+				resp, err := generateCtx(ctx, root, application{name: fmt.Sprintf("app-%d", i), namespace: "fl", path: path, plugin: namedPlugin(nil, nil)})
+				if err == nil && len(resp.Manifests) != 105000 {
+					err = fmt.Errorf("%d manifests, not 105,000", len(resp.Manifests))
+				}
+				errs[i] = err
+			}()
+		}
+		wg.Wait()
+		return errs
+	}
+	start := time.Now()
+	for i, err := range concurrently(sidecarFits) {
+		require.NoError(t, err, "generate %d", i)
+	}
+	require.True(t, running(), "the sidecar runs on")
+	logf("the patched sidecar, %d concurrent generates of %s: all succeeded in %s; its cgroup's peak %s",
+		sidecarFits, path, time.Since(start).Round(100*time.Millisecond), peak())
+
+	start = time.Now()
+	failed := 0
+	var first error
+	for _, err := range concurrently(2 * sidecarFits) {
+		if err != nil {
+			failed++
+			if first == nil {
+				first = err
+			}
+		}
+	}
+	logf("the patched sidecar, %d concurrent generates of %s: %d failed (%v), sidecar running: %v, after %s; its cgroup's peak %s",
+		2*sidecarFits, path, failed, first, running(), time.Since(start).Round(100*time.Millisecond), peak())
 }
