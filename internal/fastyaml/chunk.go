@@ -49,13 +49,6 @@ func (c *chunkWriter) flushIfFull() {
 	}
 }
 
-// write writes p through, after what is buffered.
-func (c *chunkWriter) write(p []byte) {
-	if c.flush() == nil {
-		_, c.err = c.w.Write(p)
-	}
-}
-
 func (c *chunkWriter) flush() error {
 	if c.err == nil && len(c.buf) > 0 {
 		_, c.err = c.w.Write(c.buf)

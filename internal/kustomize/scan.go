@@ -271,12 +271,13 @@ func openAPIPath(k types.Kustomization) []string {
 
 func patchPaths(k types.Kustomization) []string {
 	var out []string
-	for _, p := range append(slices.Clone(k.Patches), k.PatchesJson6902...) {
+	// kustomize v5 still reads the deprecated fields; so must the scan.
+	for _, p := range append(slices.Clone(k.Patches), k.PatchesJson6902...) { //nolint:staticcheck // read as kustomize reads them
 		if p.Path != "" {
 			out = append(out, p.Path)
 		}
 	}
-	for _, p := range k.PatchesStrategicMerge {
+	for _, p := range k.PatchesStrategicMerge { //nolint:staticcheck // read as kustomize reads them
 		out = append(out, string(p))
 	}
 	return out
