@@ -72,11 +72,23 @@ func writeItem(b *bytes.Buffer, doc string) {
 // and their number: the most objects one file within the per-file ceiling
 // holds in a realistic shape.
 func SmallObjects(size int) ([]byte, int) {
+	return smallObjects(size, "", "")
+}
+
+// MentioningObjects is SmallObjects with FLApp in every ConfigMap and one
+// FLApp last: what discover must parse to the end to claim (kio.ByteReader,
+// which discover used before, parsed the whole file at once).
+func MentioningObjects(size int) ([]byte, int) {
+	return smallObjects(size, "data: {note: not an FLApp}\n", "---\n"+lastFLAppDocument)
+}
+
+func smallObjects(size int, data, last string) ([]byte, int) {
 	var b bytes.Buffer
 	n := 0
 	for {
-		doc := fmt.Sprintf("---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c%06d\n", n)
-		if b.Len()+len(doc) > size {
+		doc := fmt.Sprintf("---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c%06d\n%s", n, data)
+		if b.Len()+len(doc)+len(last) > size {
+			b.WriteString(last)
 			return b.Bytes(), n
 		}
 		b.WriteString(doc)
@@ -104,12 +116,13 @@ const (
 	ManyFiles       = 5000
 	WideFile        = "wide-10.yaml" // WideFLApps(WideCount)
 	WideCount       = 10
-	SmallObjectFile = "configmaps-8mib.yaml" // SmallObjects(FileCeiling)
-	EmptyListFile   = "list-8mib.yaml"       // EmptyItemsList(FileCeiling)
-	WideKRMFile     = "krm-wide-10.yaml"     // WideResourceList(WideCount)
-	ManyKRMFile     = "krm-5000.yaml"        // ResourceList(ManyFiles, false)
-	ListsFile       = "lists-8mib.yaml"      // NodeBoundLists(FileCeiling)
-	OverlayDir      = "kustomize-5000"       // the overlay of OverlayFLApps FLApps (see Overlay)
+	SmallObjectFile = "configmaps-8mib.yaml"       // SmallObjects(FileCeiling)
+	MentioningFile  = "configmaps-flapp-8mib.yaml" // MentioningObjects(FileCeiling)
+	EmptyListFile   = "list-8mib.yaml"             // EmptyItemsList(FileCeiling)
+	WideKRMFile     = "krm-wide-10.yaml"           // WideResourceList(WideCount)
+	ManyKRMFile     = "krm-5000.yaml"              // ResourceList(ManyFiles, false)
+	ListsFile       = "lists-8mib.yaml"            // NodeBoundLists(FileCeiling)
+	OverlayDir      = "kustomize-5000"             // the overlay of OverlayFLApps FLApps (see Overlay)
 )
 
 // The default node ceilings of render and discover: internal/cli's
@@ -195,12 +208,16 @@ const bigConfigMapHead = `- apiVersion: v1
   data:
 `
 
-// lastFLApp is NodeBoundLists' last item.
-const lastFLApp = `- apiVersion: fedlearner.k8s.io/v1alpha1
-  kind: FLApp
-  metadata: {name: last, namespace: team-0}
-  spec: {role: Leader, peerSpecs: {Follower: {peerURL: "fedlearner-operator.follower.svc.cluster.local:8100"}}, flReplicaSpecs: {Worker: {replicas: 1, template: {spec: {containers: [{name: tensorflow, ports: [{name: flapp-port, containerPort: 50051}]}]}}}}}
+// lastFLAppDocument is a small FLApp, the last of MentioningObjects and
+// (as lastFLApp) of NodeBoundLists.
+const lastFLAppDocument = `apiVersion: fedlearner.k8s.io/v1alpha1
+kind: FLApp
+metadata: {name: last, namespace: team-0}
+spec: {role: Leader, peerSpecs: {Follower: {peerURL: "fedlearner-operator.follower.svc.cluster.local:8100"}}, flReplicaSpecs: {Worker: {replicas: 1, template: {spec: {containers: [{name: tensorflow, ports: [{name: flapp-port, containerPort: 50051}]}]}}}}}
 `
+
+// lastFLApp is lastFLAppDocument as a List item.
+var lastFLApp = "- " + strings.ReplaceAll(strings.TrimSuffix(lastFLAppDocument, "\n"), "\n", "\n  ") + "\n"
 
 // The kustomize build of the memory budgets: an overlay of OverlayFLApps
 // FLApps, one file each, that moves them to OverlayNamespace and patches

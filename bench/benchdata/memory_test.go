@@ -6,6 +6,7 @@ import (
 
 	"github.com/fedlearner/flapp-services/internal/cli"
 	"github.com/fedlearner/flapp-services/internal/fastyaml"
+	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -53,5 +54,33 @@ func TestNodeBoundListsFillsTheCeilings(t *testing.T) {
 	}
 	if flapps != 1 {
 		t.Errorf("%d FLApps, want 1", flapps)
+	}
+}
+
+// MentioningObjects is as many ConfigMaps as SmallObjects would hold, each
+// mentioning FLApp, and one FLApp last.
+func TestMentioningObjectsEndsWithItsOneFLApp(t *testing.T) {
+	data, n := MentioningObjects(64 << 10)
+	if len(data) > 64<<10 || len(data) < 64<<10-100 {
+		t.Errorf("%d bytes, want just under %d", len(data), 64<<10)
+	}
+	nodes, err := kio.FromBytes(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes) != n+1 {
+		t.Fatalf("%d objects, want %d ConfigMaps and the FLApp", len(nodes), n)
+	}
+	for i, node := range nodes {
+		kind, s := node.GetKind(), node.MustString()
+		switch {
+		case i == n && kind != "FLApp":
+			t.Errorf("the last object is a %s, want the FLApp", kind)
+		case i < n && (kind != "ConfigMap" || !strings.Contains(s, "FLApp")):
+			t.Errorf("object %d is a %s that does not mention FLApp: %s", i, kind, s)
+		}
+	}
+	if _, m := SmallObjects(64 << 10); m < n {
+		t.Errorf("SmallObjects holds %d ConfigMaps in the same size, MentioningObjects %d", m, n)
 	}
 }

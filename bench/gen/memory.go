@@ -25,6 +25,8 @@ func writeMemoryInputs(out string) {
 	write(filepath.Join(dir, benchdata.WideFile), benchdata.WideFLApps(benchdata.WideCount))
 	objects, _ := benchdata.SmallObjects(benchdata.FileCeiling)
 	write(filepath.Join(dir, benchdata.SmallObjectFile), objects)
+	mentioning, _ := benchdata.MentioningObjects(benchdata.FileCeiling)
+	write(filepath.Join(dir, benchdata.MentioningFile), mentioning)
 	list, _ := benchdata.EmptyItemsList(benchdata.FileCeiling)
 	write(filepath.Join(dir, benchdata.EmptyListFile), list)
 	write(filepath.Join(dir, benchdata.WideKRMFile), benchdata.WideResourceList(benchdata.WideCount))

@@ -103,6 +103,7 @@ func memoryBudgets(bin, before, noop, kustomize, data string, runs int) {
 	// peak RSS is the floor of every measurement (see runnerPeak).
 	objects := countLines(in(benchdata.SmallObjectFile), "kind: ConfigMap")
 	items := countLines(in(benchdata.EmptyListFile), "{}")
+	mentioning := countLines(in(benchdata.MentioningFile), "kind: ConfigMap")
 	services := benchdata.ManyFiles * benchdata.ServicesPerFLApp
 	wide := benchdata.WideCount * benchdata.WideServicesPerFLApp
 	servicesOf := func(n int) []count { return []count{{"kind: Service", n}} }
@@ -142,6 +143,8 @@ func memoryBudgets(bin, before, noop, kustomize, data string, runs int) {
 		discover(inputs.wide+": claimed", in(benchdata.WideFile), claim(in(benchdata.WideFile))),
 		discover(inputs.small+": no FLApp", in(benchdata.SmallObjectFile), expect{}),
 		discover(inputs.list+": no FLApp", in(benchdata.EmptyListFile), expect{}),
+		discover(fmt.Sprintf("one %s file of %s small ConfigMaps that mention FLApp, its one FLApp last: claimed", mibFile(in(benchdata.MentioningFile)), thousands(mentioning)),
+			in(benchdata.MentioningFile), claim(in(benchdata.MentioningFile))),
 		discover("the "+kb(in(benchdata.WideKRMFile))+" ResourceList of 10 FLApps, as a file: claimed", in(benchdata.WideKRMFile), claim(in(benchdata.WideKRMFile))),
 		discover("the "+size(in(benchdata.ManyKRMFile))+" ResourceList of 5,000 FLApps, as a file: refused (exit 1)", in(benchdata.ManyKRMFile),
 			expect{exit: 1, reason: "--max-file-size"}),
