@@ -209,17 +209,23 @@ dist:
 ## dist-sums: $(DIST)/SHA256SUMS, the sha256sum of every other file in $(DIST) (run it again after adding one).
 dist-sums:
 	cd $(DIST) && sha256sum -- $$(ls | grep -vx SHA256SUMS) > SHA256SUMS
+## BENCH_DATA: where the inputs go (one copy per worktree: set it when several share .cache).
+## BENCH_BEFORE: an earlier build of the binary; start-up and discover's memory are measured on it too,
+## in the same rounds (BENCHMARKS.md says how to build one).
+BENCH_DATA   ?= $(CURDIR)/.cache/bench-data
+BENCH_BEFORE ?=
+BENCH_RUN     = $(GO) run ./bench/run -data $(BENCH_DATA) -bin $(CURDIR)/$(BIN) -tools $(TOOLS) $(if $(BENCH_BEFORE),-before $(BENCH_BEFORE))
 
 ## bench-data: the synthetic inputs of `make bench` (500 FLApps -> 10,000 Services, 1k/100k, kpt, render, kustomize, memory budgets).
 bench-data: build
-	$(GO) run ./bench/gen -out $(CURDIR)/.cache/bench-data -bin $(CURDIR)/$(BIN)
+	$(GO) run ./bench/gen -out $(BENCH_DATA) -bin $(CURDIR)/$(BIN)
 
 ## bench: whole-process comparisons with a do-nothing kyaml function (not part of CI; see BENCHMARKS.md).
 bench: bench-data
-	$(GO) run ./bench/run -data $(CURDIR)/.cache/bench-data -bin $(CURDIR)/$(BIN) -tools $(TOOLS) -report $(CURDIR)/.cache/bench-report.md
+	$(BENCH_RUN) -report $(CURDIR)/.cache/bench-report.md
 
 ## bench-memory: only the memory budgets of `make bench` (peak RSS per input against its ceiling), 3 runs each;
 ## exits 1 when a budget is missed. Report in .cache/bench-memory-report.md.
 bench-memory: build
-	$(GO) run ./bench/gen -memory-only -out $(CURDIR)/.cache/bench-data -bin $(CURDIR)/$(BIN)
-	$(GO) run ./bench/run -only memory -runs 3 -data $(CURDIR)/.cache/bench-data -bin $(CURDIR)/$(BIN) -tools $(TOOLS) -report $(CURDIR)/.cache/bench-memory-report.md
+	$(GO) run ./bench/gen -memory-only -out $(BENCH_DATA) -bin $(CURDIR)/$(BIN)
+	$(BENCH_RUN) -only memory -runs 3 -report $(CURDIR)/.cache/bench-memory-report.md

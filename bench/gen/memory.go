@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/fedlearner/flapp-services/bench/benchdata"
 )
@@ -24,9 +25,40 @@ func writeMemoryInputs(out string) {
 	write(filepath.Join(dir, benchdata.WideFile), benchdata.WideFLApps(benchdata.WideCount))
 	objects, _ := benchdata.SmallObjects(benchdata.FileCeiling)
 	write(filepath.Join(dir, benchdata.SmallObjectFile), objects)
+	mentioning, _ := benchdata.MentioningObjects(benchdata.FileCeiling)
+	write(filepath.Join(dir, benchdata.MentioningFile), mentioning)
 	list, _ := benchdata.EmptyItemsList(benchdata.FileCeiling)
 	write(filepath.Join(dir, benchdata.EmptyListFile), list)
 	write(filepath.Join(dir, benchdata.WideKRMFile), benchdata.WideResourceList(benchdata.WideCount))
 	write(filepath.Join(dir, benchdata.ManyKRMFile), benchdata.ResourceList(benchdata.ManyFiles, false))
+	lists, _ := benchdata.NodeBoundLists(benchdata.FileCeiling)
+	write(filepath.Join(dir, benchdata.ListsFile), lists)
+	writeOverlay(filepath.Join(dir, benchdata.OverlayDir))
 	fmt.Fprintln(os.Stderr, "memory-budget inputs written to", dir)
+}
+
+// writeOverlay writes the kustomize overlay of the memory budgets (see
+// benchdata.OverlayFLApps).
+func writeOverlay(dir string) {
+	check(os.RemoveAll(dir))
+	var files []string
+	for i := 0; i < benchdata.OverlayFLApps; i++ {
+		files = append(files, benchdata.AppName(i)+".yaml")
+	}
+	for _, base := range []string{"base", "base-plain"} {
+		check(os.MkdirAll(filepath.Join(dir, base), 0o755))
+		for i, f := range files {
+			var b bytes.Buffer
+			benchdata.WriteFLApp(&b, i, "", false)
+			write(filepath.Join(dir, base, f), b.Bytes())
+		}
+		withFunction := base == "base"
+		write(filepath.Join(dir, base, "kustomization.yaml"), benchdata.BaseKustomization(files, withFunction))
+		if withFunction {
+			write(filepath.Join(dir, base, "flapp-services.yaml"), []byte(benchdata.FunctionConfig))
+		}
+		overlay := strings.Replace(base, "base", "overlay", 1)
+		check(os.MkdirAll(filepath.Join(dir, overlay), 0o755))
+		write(filepath.Join(dir, overlay, "kustomization.yaml"), benchdata.OverlayKustomization(base))
+	}
 }

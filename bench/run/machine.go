@@ -76,3 +76,7 @@ func check(err error) {
 		log.Fatal(err)
 	}
 }
+
+func kustomizeVersion(kustomize string) string {
+	return strings.TrimSpace(output(kustomize, "version"))
+}

@@ -28,6 +28,7 @@ var (
 	report    = flag.String("report", ".cache/bench-report.md", "also write the report here")
 	skip100k  = flag.Bool("skip-100k", false, "leave out the 100,000-Service run (for a quick look)")
 	only      = flag.String("only", "", "run only these sections (comma-separated: compare,scaling,startup,kustomize,memory)")
+	before    = flag.String("before", "", "an earlier build of the function: start-up and discover's memory are measured on it too, in the same rounds")
 )
 
 func want(section string) bool {
@@ -63,6 +64,11 @@ func main() {
 	log.SetFlags(0)
 	binPath, err := filepath.Abs(*bin)
 	check(err)
+	beforePath := ""
+	if *before != "" {
+		beforePath, err = filepath.Abs(*before)
+		check(err)
+	}
 	toolDir, err := filepath.Abs(*tools)
 	check(err)
 	// Resolved: render refuses a PATH written inside the current directory
@@ -81,7 +87,7 @@ func main() {
 	noop := filepath.Join(toolDir, "flapp-noop")
 	goCmd("build", "-trimpath", "-ldflags", "-s -w", "-o", noop, "./bench/noop")
 	kustomize := filepath.Join(toolDir, "kustomize")
-	if _, err := os.Stat(kustomize); err != nil && want("kustomize") {
+	if _, err := os.Stat(kustomize); err != nil && (want("kustomize") || want("memory")) {
 		fmt.Fprintln(os.Stderr, "installing kustomize v5.8.1 into", toolDir)
 		cmd := exec.Command("go", "install", "sigs.k8s.io/kustomize/kustomize/v5@v5.8.1")
 		cmd.Env = append(os.Environ(), "GOBIN="+toolDir)
@@ -103,7 +109,7 @@ func main() {
 	printf("# flapp-services benchmark\n\n")
 	printf("- date: %s\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
 	printf("- machine: %d cores (nproc), %s, %s\n", runtime.NumCPU(), cpuModel(), memTotal())
-	printf("- Go: %s; kyaml v0.21.2; kustomize %s\n", goVersion(), strings.TrimSpace(output(kustomize, "version")))
+	printf("- Go: %s; kyaml v0.21.2; kustomize %s\n", goVersion(), kustomizeVersion(kustomize))
 	printf("- load average at start: %s\n", loadAvg())
 	printf("- method: each comparison runs the two commands alternately, %d times each; medians; wall time and peak RSS (ru_maxrss); stdout to /dev/null\n\n", *runs)
 
@@ -182,12 +188,22 @@ func main() {
 
 	}
 	if want("startup") {
-		// Start-up.
+		// Start-up, alternating with the baseline (and the earlier build).
 		fmt.Fprintln(os.Stderr, "start-up")
-		st, nst := compare(fnc("flapp-services", "empty.yaml"), floor("empty.yaml"), *startRuns)
+		cmds := []command{fnc("flapp-services", "empty.yaml"), floor("empty.yaml")}
+		if beforePath != "" {
+			cmds = append(cmds, command{name: "before", argv: []string{beforePath}, stdin: filepath.Join(data, "empty.yaml")})
+		}
+		res := compareAll(cmds, *startRuns)
+		st, nst := res[0], res[1]
 		msf := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 		printf("\n## Start-up\n\nEmpty ResourceList, median of %d runs (alternating with the baseline): flapp-services **%.1f ms** wall, %.1f ms CPU, %s (baseline %.1f ms wall, %.1f ms CPU) (target < 10 ms): %s\n",
 			*startRuns, msf(st.wall), msf(st.cpu), mib(st.rss), msf(nst.wall), msf(nst.cpu), verdict(st.wall < 10*time.Millisecond))
+		if beforePath != "" {
+			bst := res[2]
+			printf("\nThe earlier build (%s), in the same rotation: %.1f ms wall, %.1f ms CPU, %s. Binary sizes: %s and %s (before).\n",
+				strings.TrimSpace(output(beforePath, "version")), msf(bst.wall), msf(bst.cpu), mib(bst.rss), size(binPath), size(beforePath))
+		}
 		target(fmt.Sprintf("start-up, empty ResourceList (median of %d)", *startRuns), fmt.Sprintf("%.1f ms (baseline %.1f ms)", float64(st.wall)/float64(time.Millisecond), float64(nst.wall)/float64(time.Millisecond)), "< 10 ms", st.wall < 10*time.Millisecond)
 
 	}
@@ -216,7 +232,7 @@ func main() {
 	}
 	if want("memory") {
 		fmt.Fprintln(os.Stderr, "memory budgets")
-		memoryBudgets(binPath, noop, data, *runs)
+		memoryBudgets(binPath, beforePath, noop, kustomize, data, *runs)
 	}
 	if len(summary) > 0 {
 		printf("\n## Targets\n\n| target | measured | goal | |\n|---|---|---|---|\n%s\n", strings.Join(summary, "\n"))

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -26,6 +27,7 @@ type command struct {
 	argv  []string
 	stdin string
 	env   []string
+	dir   string // the working directory, when not this one
 }
 
 func (c command) run() sample {
@@ -57,6 +59,7 @@ func (c command) try() (sample, error) {
 func (c command) exec(w io.Writer) (sample, int, string, error) {
 	cmd := exec.Command(c.argv[0], c.argv[1:]...)
 	cmd.Env = append(os.Environ(), c.env...)
+	cmd.Dir = c.dir
 	if c.stdin != "" {
 		f, err := os.Open(c.stdin)
 		if err != nil {
@@ -102,16 +105,29 @@ func median(samples []sample) stats {
 // compare runs a and b alternately (a, b, b, a, a, b, ...: each goes first
 // equally often) n times each.
 func compare(a, b command, n int) (stats, stats) {
-	var as, bs []sample
+	res := compareAll([]command{a, b}, n)
+	return res[0], res[1]
+}
+
+// compareAll runs the commands n times each, in rounds, each round starting
+// one command further on (a b c, b c a, c a b, ...), and returns their
+// medians.
+func compareAll(cmds []command, n int) []stats {
+	samples := make([][]sample, len(cmds))
 	for i := 0; i < n; i++ {
-		if i%2 == 0 {
-			as = append(as, a.run())
-			bs = append(bs, b.run())
-		} else {
-			bs = append(bs, b.run())
-			as = append(as, a.run())
+		var line []string
+		for k := range cmds {
+			j := (k + i) % len(cmds)
+			samples[j] = append(samples[j], cmds[j].run())
 		}
-		fmt.Fprintf(os.Stderr, "  %s %v / %s %v\n", a.name, as[len(as)-1].wall.Round(time.Millisecond), b.name, bs[len(bs)-1].wall.Round(time.Millisecond))
+		for j, c := range cmds {
+			line = append(line, fmt.Sprintf("%s %v", c.name, samples[j][i].wall.Round(time.Millisecond)))
+		}
+		fmt.Fprintf(os.Stderr, "  %s\n", strings.Join(line, " / "))
 	}
-	return median(as), median(bs)
+	res := make([]stats, len(cmds))
+	for j := range cmds {
+		res[j] = median(samples[j])
+	}
+	return res
 }

@@ -21,21 +21,49 @@ import (
 // budgetMissed is set when a budget is not met; the run then exits 1.
 var budgetMissed bool
 
+// expect is what a correct run of a command prints. With no counts and no
+// claim, stdout stays empty.
+type expect struct {
+	exit   int     // the exit code
+	counts []count // lines counted in stdout (see lineCounter)
+	claim  string  // discover: stdout is one line, and it starts with this
+	reason string  // what stderr must name
+}
+
+// count is a line and how many times a correct run prints it.
+type count struct {
+	line string
+	want int
+}
+
 // budget is one row: a command, what a correct run prints, and its ceiling.
 type budget struct {
 	input, mode string
 	cmd         command
-	exit        int    // the expected exit code
-	line        string // the line counted in the output, e.g. "kind: Service"
-	want        int    // how many of them a correct run prints (0: stdout stays empty)
-	reason      string // what a refusal's stderr must name
-	ceiling     int64  // KiB; 0 means the baseline's peak in the same run
+	expect
+	ceiling  int64     // KiB; 0 means the baseline's peak in the same rounds
+	baseline *baseline // what the row is compared with when ceiling is 0
+	before   bool      // also run on -before, when given (discover)
 }
 
-// outcome is what the runs of a row measured.
+// baseline is another program doing the same job, measured beside its row.
+type baseline struct {
+	what string // the budget, as the table says it
+	cmd  command
+	expect
+}
+
+// outcome is what the runs of a command measured.
 type outcome struct {
 	samples []sample
 	wrong   string // the first run whose output was not the expected one
+}
+
+func (o *outcome) add(s sample, wrong string) {
+	o.samples = append(o.samples, s)
+	if wrong != "" && o.wrong == "" {
+		o.wrong = wrong
+	}
 }
 
 func (o outcome) peak() int64 {
@@ -55,9 +83,18 @@ func (o outcome) cpu() time.Duration {
 	return cpus[len(cpus)/2]
 }
 
-func memoryBudgets(bin, noop, data string, runs int) {
+// verdict is the last column: met or not, and what was wrong with a run.
+func (o outcome) verdict(ok bool) string {
+	v := verdict(ok)
+	if o.wrong != "" {
+		v += " (" + strings.NewReplacer("\n", " ", "|", "\\|").Replace(o.wrong) + ")"
+	}
+	return v
+}
+
+func memoryBudgets(bin, before, noop, kustomize, data string, runs int) {
 	dir := filepath.Join(data, benchdata.MemoryDir)
-	if _, err := os.Stat(filepath.Join(dir, benchdata.ManyKRMFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, benchdata.OverlayDir)); err != nil {
 		fmt.Fprintf(os.Stderr, "no memory-budget inputs in %s: run make bench-data (or make bench-memory)\n", dir)
 		os.Exit(1)
 	}
@@ -66,49 +103,89 @@ func memoryBudgets(bin, noop, data string, runs int) {
 	// peak RSS is the floor of every measurement (see runnerPeak).
 	objects := countLines(in(benchdata.SmallObjectFile), "kind: ConfigMap")
 	items := countLines(in(benchdata.EmptyListFile), "{}")
+	mentioning := countLines(in(benchdata.MentioningFile), "kind: ConfigMap")
 	services := benchdata.ManyFiles * benchdata.ServicesPerFLApp
 	wide := benchdata.WideCount * benchdata.WideServicesPerFLApp
-	rows := []budget{
-		{input: fmt.Sprintf("%s Services from %s FLApp files (%d Services each)", thousands(services), thousands(benchdata.ManyFiles), benchdata.ServicesPerFLApp),
-			mode: "render", cmd: command{name: "render many files", argv: []string{bin, "render", in(benchdata.ManyFilesDir)}},
-			line: "kind: Service", want: services, ceiling: 256 << 10},
-		{input: fmt.Sprintf("%s Services from a %s file (%d FLApps × %s replicas)", thousands(wide), kb(in(benchdata.WideFile)), benchdata.WideCount, thousands(benchdata.WideServicesPerFLApp)),
-			mode: "render", cmd: command{name: "render wide", argv: []string{bin, "render", in(benchdata.WideFile)}},
-			line: "kind: Service", want: wide, ceiling: 64 << 10},
-		{input: fmt.Sprintf("one %s file of %s small ConfigMaps", mibFile(in(benchdata.SmallObjectFile)), thousands(objects)),
-			mode: "render", cmd: command{name: "render small objects", argv: []string{bin, "render", in(benchdata.SmallObjectFile)}},
-			line: "kind: ConfigMap", want: objects, ceiling: 256 << 10},
-		{input: fmt.Sprintf("one %s `v1 List` of %s `- {}` items: refused (exit 1)", mibFile(in(benchdata.EmptyListFile)), thousands(items)),
-			mode: "render", cmd: command{name: "render List", argv: []string{bin, "render", in(benchdata.EmptyListFile)}},
-			exit: 1, reason: "--max-document-nodes", ceiling: 128 << 10},
-		{input: fmt.Sprintf("%s Services from %d FLApps (ResourceList on stdin, %s)", thousands(wide), benchdata.WideCount, kb(in(benchdata.WideKRMFile))),
-			mode: "KRM", cmd: command{name: "KRM wide", argv: []string{bin}, stdin: in(benchdata.WideKRMFile)},
-			line: "kind: Service", want: wide, ceiling: 64 << 10},
-		{input: fmt.Sprintf("%s Services from %s FLApps (ResourceList on stdin, %s)", thousands(services), thousands(benchdata.ManyFiles), size(in(benchdata.ManyKRMFile))),
-			mode: "KRM", cmd: command{name: "KRM many", argv: []string{bin}, stdin: in(benchdata.ManyKRMFile)},
-			line: "kind: Service", want: services},
-	}
-	baseline := command{name: "noop", argv: []string{noop}, stdin: in(benchdata.ManyKRMFile)}
+	servicesOf := func(n int) []count { return []count{{"kind: Service", n}} }
+	lists := countLines(in(benchdata.ListsFile), "kind: List")
 
-	// Rows run round by round, so every row sees the same machine load; the
-	// baseline runs beside the row compared with it, alternating which goes
-	// first.
+	inputs := struct{ many, wide, small, list, wideKRM, manyKRM string }{
+		many:    fmt.Sprintf("%s Services from %s FLApp files (%d Services each)", thousands(services), thousands(benchdata.ManyFiles), benchdata.ServicesPerFLApp),
+		wide:    fmt.Sprintf("%s Services from a %s file (%d FLApps × %s replicas)", thousands(wide), kb(in(benchdata.WideFile)), benchdata.WideCount, thousands(benchdata.WideServicesPerFLApp)),
+		small:   fmt.Sprintf("one %s file of %s small ConfigMaps", mibFile(in(benchdata.SmallObjectFile)), thousands(objects)),
+		list:    fmt.Sprintf("one %s `v1 List` of %s `- {}` items", mibFile(in(benchdata.EmptyListFile)), thousands(items)),
+		wideKRM: fmt.Sprintf("%s Services from %d FLApps (ResourceList on stdin, %s)", thousands(wide), benchdata.WideCount, kb(in(benchdata.WideKRMFile))),
+		manyKRM: fmt.Sprintf("%s Services from %s FLApps (ResourceList on stdin, %s)", thousands(services), thousands(benchdata.ManyFiles), size(in(benchdata.ManyKRMFile))),
+	}
+	run := func(args ...string) command {
+		return command{name: strings.Join(args, " "), argv: append([]string{bin}, args...)}
+	}
+	discover := func(input, path string, e expect) budget {
+		return budget{input: input, mode: "discover", cmd: run("discover", path), expect: e, ceiling: 128 << 10, before: true}
+	}
+	claim := func(file string) expect { return expect{claim: "FLApp in " + file} }
+	rows := []budget{
+		{input: inputs.many, mode: "render", cmd: run("render", in(benchdata.ManyFilesDir)),
+			expect: expect{counts: servicesOf(services)}, ceiling: 256 << 10},
+		{input: inputs.wide, mode: "render", cmd: run("render", in(benchdata.WideFile)),
+			expect: expect{counts: servicesOf(wide)}, ceiling: 64 << 10},
+		{input: inputs.small, mode: "render", cmd: run("render", in(benchdata.SmallObjectFile)),
+			expect: expect{counts: []count{{"kind: ConfigMap", objects}}}, ceiling: 256 << 10},
+		{input: inputs.list + ": refused (exit 1)", mode: "render", cmd: run("render", in(benchdata.EmptyListFile)),
+			expect: expect{exit: 1, reason: "--max-document-nodes"}, ceiling: 128 << 10},
+		{input: inputs.wideKRM, mode: "KRM", cmd: command{name: "KRM wide", argv: []string{bin}, stdin: in(benchdata.WideKRMFile)},
+			expect: expect{counts: servicesOf(wide)}, ceiling: 64 << 10},
+		{input: inputs.manyKRM, mode: "KRM", cmd: command{name: "KRM many", argv: []string{bin}, stdin: in(benchdata.ManyKRMFile)},
+			expect: expect{counts: servicesOf(services)},
+			baseline: &baseline{what: "kyaml echoing it", cmd: command{name: "noop", argv: []string{noop}, stdin: in(benchdata.ManyKRMFile)},
+				expect: expect{counts: []count{{"kind: FLApp", benchdata.ManyFiles}}}}},
+		discover(inputs.many+": claimed", in(benchdata.ManyFilesDir), claim(in(filepath.Join(benchdata.ManyFilesDir, benchdata.AppName(0)+".yaml")))),
+		discover(inputs.wide+": claimed", in(benchdata.WideFile), claim(in(benchdata.WideFile))),
+		discover(inputs.small+": no FLApp", in(benchdata.SmallObjectFile), expect{}),
+		discover(inputs.list+": no FLApp", in(benchdata.EmptyListFile), expect{}),
+		discover(fmt.Sprintf("one %s file of %s small ConfigMaps that mention FLApp, its one FLApp last: claimed", mibFile(in(benchdata.MentioningFile)), thousands(mentioning)),
+			in(benchdata.MentioningFile), claim(in(benchdata.MentioningFile))),
+		discover("the "+kb(in(benchdata.WideKRMFile))+" ResourceList of 10 FLApps, as a file: claimed", in(benchdata.WideKRMFile), claim(in(benchdata.WideKRMFile))),
+		discover("the "+size(in(benchdata.ManyKRMFile))+" ResourceList of 5,000 FLApps, as a file: refused (exit 1)", in(benchdata.ManyKRMFile),
+			expect{exit: 1, reason: "--max-file-size"}),
+		discover(fmt.Sprintf("one %s file of %d `v1 List`s at the document node bound, each of %d ConfigMaps at the object node bound that mention FLApp; "+
+			"its one FLApp is the last item: claimed", mibFile(in(benchdata.ListsFile)), lists, benchdata.ListObjects), in(benchdata.ListsFile), claim(in(benchdata.ListsFile))),
+		{input: fmt.Sprintf("a kustomize overlay (namespace, patch) of a base of %s FLApp files with flapp-services as its transformer -> %s Services",
+			thousands(benchdata.OverlayFLApps), thousands(benchdata.OverlayFLApps*benchdata.ServicesPerFLApp)),
+			// Run from the repository's root, as Argo CD runs it: the
+			// build reads only inside the current directory.
+			mode: "render (kustomize build)", cmd: command{name: "render overlay", argv: []string{bin, "render", "overlay"}, dir: in(benchdata.OverlayDir)},
+			expect: expect{counts: []count{{"kind: Service", benchdata.OverlayFLApps * benchdata.ServicesPerFLApp},
+				{"namespace: " + benchdata.OverlayNamespace, benchdata.OverlayFLApps * (1 + benchdata.ServicesPerFLApp)}}},
+			baseline: &baseline{what: "kustomize building it", cmd: command{name: "kustomize build", argv: []string{kustomize, "build", in(filepath.Join(benchdata.OverlayDir, "overlay-plain"))}},
+				expect: expect{counts: []count{{"kind: FLApp", benchdata.OverlayFLApps}, {"namespace: " + benchdata.OverlayNamespace, benchdata.OverlayFLApps}}}}},
+	}
+
+	// Rows run round by round, so every row sees the same machine load; a
+	// row's baseline and its run on -before run beside it, alternating which
+	// goes first.
 	outcomes := make([]outcome, len(rows))
-	var floor outcome
+	baselines := make([]outcome, len(rows))
+	befores := make([]outcome, len(rows))
 	for r := 0; r < runs; r++ {
 		for i, row := range rows {
-			if row.ceiling == 0 && r%2 == 1 {
-				floor.samples = append(floor.samples, measureBaseline(baseline))
+			var steps []func()
+			steps = append(steps, func() {
+				outcomes[i].add(measureRow(row.cmd, row.expect))
+				s := outcomes[i].samples[r]
+				fmt.Fprintf(os.Stderr, "  %s: %s, %v CPU\n", row.cmd.name, mib(s.rss), s.cpu.Round(time.Millisecond))
+			})
+			if row.baseline != nil {
+				steps = append(steps, func() { baselines[i].add(measureRow(row.baseline.cmd, row.baseline.expect)) })
 			}
-			s, wrong := measureRow(row)
-			outcomes[i].samples = append(outcomes[i].samples, s)
-			if wrong != "" && outcomes[i].wrong == "" {
-				outcomes[i].wrong = wrong
+			if row.before && before != "" {
+				c := row.cmd
+				c.argv = append([]string{before}, c.argv[1:]...)
+				steps = append(steps, func() { befores[i].add(measureRow(c, row.expect)) })
 			}
-			if row.ceiling == 0 && r%2 == 0 {
-				floor.samples = append(floor.samples, measureBaseline(baseline))
+			for k := range steps {
+				steps[(k+r)%len(steps)]()
 			}
-			fmt.Fprintf(os.Stderr, "  %s: %s, %v CPU\n", row.cmd.name, mib(s.rss), s.cpu.Round(time.Millisecond))
 		}
 		fmt.Fprintf(os.Stderr, "  memory round %d done\n", r+1)
 	}
@@ -118,69 +195,118 @@ func memoryBudgets(bin, noop, data string, runs int) {
 	printf("The inputs are generated by `bench/gen` (`.cache/bench-data/memory/`); `make bench-memory` runs this section alone. ")
 	printf("Each command runs %s, stdin from the input file where the mode reads one, the rows interleaved round by round; ", times(runs))
 	printf("the table gives the highest peak RSS of the runs (the kernel's `ru_maxrss` from `wait4`) and the median CPU time (user + system). ")
-	printf("Every run's output is checked: its exit code, and the number of Services (or ConfigMaps) printed, or for the refusal nothing on stdout and the ceiling that refused it (`--max-document-nodes`) named on stderr. ")
-	printf("The last row's budget is the peak of the do-nothing kyaml function (`bench/noop`) echoing the same ResourceList, measured alternately with it in the same rounds.\n\n")
+	printf("Every run's output is checked: its exit code; the number of Services (or ConfigMaps) printed, and for the overlay the number of objects in its namespace; ")
+	printf("for a refusal, nothing on stdout and the ceiling that refused it named on stderr; for `discover`, the one line that claims the input and names the file holding the FLApp, or nothing. ")
+	printf("`discover` runs on every input above, plus the worst file it must parse. ")
+	printf("The KRM row's budget is the peak of the do-nothing kyaml function (`bench/noop`) echoing the same ResourceList; ")
+	printf("the overlay's is the peak of kustomize %s building the same overlay without the transformer entry (the build alone: flapp-services also renders the Services). ", kustomizeVersion(kustomize))
+	printf("Each is measured alternately with its row in the same rounds.\n\n")
 	printf("| input | mode | peak RSS | budget | CPU | |\n|---|---|---|---|---|---|\n")
 	for i, row := range rows {
 		o := outcomes[i]
 		ceiling, budgetText := row.ceiling, "≤ "+mib(row.ceiling)
-		if ceiling == 0 {
-			ceiling = floor.peak()
-			budgetText = fmt.Sprintf("≤ kyaml echoing it: %s", mib(ceiling))
+		ok := o.wrong == ""
+		if row.baseline != nil {
+			ceiling = baselines[i].peak()
+			budgetText = fmt.Sprintf("≤ %s: %s", row.baseline.what, mib(ceiling))
+			ok = ok && baselines[i].wrong == ""
 		}
-		ok := o.wrong == "" && o.peak() <= ceiling
+		ok = ok && o.peak() <= ceiling
 		if !ok {
 			budgetMissed = true
 		}
-		v := verdict(ok)
-		if o.wrong != "" {
-			v += " (" + strings.NewReplacer("\n", " ", "|", "\\|").Replace(o.wrong) + ")"
+		v := o.verdict(ok)
+		if row.baseline != nil && baselines[i].wrong != "" {
+			v += " (baseline: " + baselines[i].verdict(false) + ")"
 		}
 		printf("| %s | %s | %s | %s | %.1f s | %s |\n", row.input, row.mode, mib(o.peak()), budgetText, o.cpu().Seconds(), v)
 		target(fmt.Sprintf("memory, %s: %s", row.mode, row.input), mib(o.peak()), budgetText, ok)
 	}
-	printf("\nThe do-nothing kyaml function on the last row's input: %s peak RSS, %.1f s CPU (median). ", mib(floor.peak()), floor.cpu().Seconds())
+	printf("\n")
+	for i, row := range rows {
+		if row.baseline != nil {
+			printf("%s (%s): %s peak RSS, %.1f s CPU (median). ", row.baseline.what, row.baseline.cmd.name, mib(baselines[i].peak()), baselines[i].cpu().Seconds())
+		}
+	}
 	printf("Each peak includes the measuring process's own (%s): Go starts a command with vfork, and the kernel counts the parent's high-water RSS into the child's `ru_maxrss` at exec.\n", mib(runnerPeak()))
+
+	if before != "" {
+		printf("\n`discover` on the same inputs, in the same rounds: before (%s, `%s`) and after (%s); ", strings.TrimSpace(output(before, "version")), before, strings.TrimSpace(output(bin, "version")))
+		printf("the highest peak RSS of the runs, and the median CPU time. The same output checks hold for both.\n\n")
+		printf("| input | before | after |\n|---|---|---|\n")
+		for i, row := range rows {
+			if row.before {
+				b, a := befores[i], outcomes[i]
+				printf("| %s | %s, %.1f s%s | %s, %.1f s |\n", row.input, mib(b.peak()), b.cpu().Seconds(), wrongNote(b), mib(a.peak()), a.cpu().Seconds())
+			}
+		}
+	}
 }
 
-// measureRow runs a row's command once and says what was wrong with its
-// output, if anything.
-func measureRow(row budget) (sample, string) {
-	counter := &lineCounter{line: []byte(row.line)}
-	s, code, stderr, err := row.cmd.exec(counter)
+// wrongNote is what was wrong with a run on -before, if anything.
+func wrongNote(o outcome) string {
+	if o.wrong == "" {
+		return ""
+	}
+	return " (" + strings.NewReplacer("\n", " ", "|", "\\|").Replace(o.wrong) + ")"
+}
+
+// measureRow runs a command once and says what was wrong with its output,
+// if anything.
+func measureRow(c command, e expect) (sample, string) {
+	counter := &lineCounter{}
+	for _, n := range e.counts {
+		counter.lines = append(counter.lines, []byte(n.line))
+	}
+	counter.counts = make([]int, len(e.counts))
+	s, code, stderr, err := c.exec(counter)
 	check(err)
 	counter.finish()
-	switch {
-	case code != row.exit:
-		return s, fmt.Sprintf("exit code %d, not %d: %.200s", code, row.exit, stderr)
-	case !strings.Contains(stderr, row.reason):
-		return s, fmt.Sprintf("stderr does not name %s: %.200s", row.reason, stderr)
-	case row.want == 0 && counter.bytes > 0:
-		return s, fmt.Sprintf("%d bytes on stdout, expected none", counter.bytes)
-	case row.want > 0 && counter.count != row.want:
-		return s, fmt.Sprintf("printed %d %q, not %d", counter.count, row.line, row.want)
+	if code != e.exit {
+		return s, fmt.Sprintf("exit code %d, not %d: %.200s", code, e.exit, stderr)
+	}
+	if !strings.Contains(stderr, e.reason) {
+		return s, fmt.Sprintf("stderr does not name %s: %.200s", e.reason, stderr)
+	}
+	if e.claim != "" {
+		if counter.newlines != 1 || !bytes.HasPrefix(counter.first, []byte(e.claim)) {
+			return s, fmt.Sprintf("printed %d lines, the first %.200q; want one that starts with %q", counter.newlines, counter.first, e.claim)
+		}
+		return s, ""
+	}
+	if len(e.counts) == 0 && counter.bytes > 0 {
+		return s, fmt.Sprintf("%d bytes on stdout, expected none: %.200q", counter.bytes, counter.first)
+	}
+	for i, n := range e.counts {
+		if counter.counts[i] != n.want {
+			return s, fmt.Sprintf("printed %d %q, not %d", counter.counts[i], n.line, n.want)
+		}
 	}
 	return s, ""
 }
 
-func measureBaseline(c command) sample {
-	s, err := c.try()
-	check(err)
-	return s
-}
-
-// lineCounter counts the lines of a stream that are line, once leading
-// spaces and a sequence item's "- " are cut: a document's kind in a render,
-// an item's kind in a ResourceList.
+// lineCounter counts the lines of a stream that are one of lines, once
+// leading spaces and a sequence item's "- " are cut: a document's kind in a
+// render, an item's kind in a ResourceList. It also keeps the stream's first
+// line (up to 1 KiB) and counts its line breaks.
 type lineCounter struct {
-	line    []byte
-	partial []byte
-	count   int
-	bytes   int64
+	lines    [][]byte
+	counts   []int
+	partial  []byte
+	first    []byte
+	newlines int
+	bytes    int64
 }
 
 func (c *lineCounter) Write(p []byte) (int, error) {
+	if c.newlines == 0 && len(c.first) < 1024 {
+		c.first = append(c.first, p[:min(len(p), 1024-len(c.first))]...)
+		if i := bytes.IndexByte(c.first, '\n'); i >= 0 {
+			c.first = c.first[:i]
+		}
+	}
 	c.bytes += int64(len(p))
+	c.newlines += bytes.Count(p, []byte("\n"))
 	data := p
 	if len(c.partial) > 0 {
 		data = append(append([]byte(nil), c.partial...), p...)
@@ -205,8 +331,10 @@ func (c *lineCounter) finish() {
 func (c *lineCounter) match(l []byte) {
 	l = bytes.TrimLeft(l, " ")
 	l = bytes.TrimPrefix(l, []byte("- "))
-	if len(c.line) > 0 && bytes.Equal(l, c.line) {
-		c.count++
+	for i, line := range c.lines {
+		if bytes.Equal(l, line) {
+			c.counts[i]++
+		}
 	}
 }
 
@@ -222,11 +350,11 @@ func countLines(path, line string) int {
 	f, err := os.Open(path)
 	check(err)
 	defer func() { _ = f.Close() }()
-	c := &lineCounter{line: []byte(line)}
+	c := &lineCounter{lines: [][]byte{[]byte(line)}, counts: []int{0}}
 	_, err = io.Copy(c, f)
 	check(err)
 	c.finish()
-	return c.count
+	return c.counts[0]
 }
 
 // runnerPeak is this process's peak RSS in KiB (VmHWM).
