@@ -1,6 +1,7 @@
 package fastyaml
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"iter"
@@ -9,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	kerrors "sigs.k8s.io/kustomize/kyaml/errors"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -55,9 +57,9 @@ func CountNodes(n *yaml.Node, limit int) int {
 // the first error.
 func ReadDocuments(data []byte, annotations map[string]string, limits ReadLimits) iter.Seq2[Document, error] {
 	return func(yield func(Document, error) bool) {
-		// ByteReader.Read: one copy with Windows line ends replaced, split
-		// at document separators.
-		input := strings.ReplaceAll(string(data), "\r\n", "\n")
+		// ByteReader.Read: Windows line ends replaced, split at document
+		// separators.
+		input := text(data)
 		values, starts, err := splitDocuments(input)
 		if err != nil {
 			yield(Document{}, err)
@@ -67,18 +69,19 @@ func ReadDocuments(data []byte, annotations map[string]string, limits ReadLimits
 			yield(Document{}, &DocumentsError{Documents: len(values)})
 			return
 		}
+		last := len(values) - 1
 		for i := range values {
-			if n := NodeBound(values[i]); n > limits.MaxNodes {
+			value := values[i]
+			if i != last {
+				value = value[:len(value)-1] // the bound as kio's document: without its last '\n'
+			}
+			if n := NodeBound(value); n > limits.MaxNodes {
 				yield(Document{}, &DocumentError{Index: i, Line: starts[i], Nodes: n, MaxNodes: limits.MaxNodes})
 				return
 			}
 		}
 		index := 0
 		for i := range values {
-			// Split eats each document's last '\n', which matters in a literal.
-			if i != len(values)-1 {
-				values[i] += "\n"
-			}
 			fail := func(err error) { yield(Document{}, &DocumentError{Index: i, Line: starts[i], Err: err}) }
 			node, nodes, err := decodeDocument(values[i], index, annotations)
 			if err == io.EOF {
@@ -189,10 +192,24 @@ func notAnObject(n *yaml.RNode, err error) error {
 	return err
 }
 
+// text is the input as kio's ByteReader.Read has it, Windows line ends
+// replaced. kio copies it; here, when there is nothing to replace, it is the
+// caller's bytes, which are not changed while the documents are read: that
+// saves a copy of up to a whole file (--max-file-size) for as long as its
+// documents are read.
+func text(data []byte) string {
+	if !bytes.Contains(data, []byte("\r\n")) {
+		return unsafe.String(unsafe.SliceData(data), len(data))
+	}
+	return strings.ReplaceAll(string(data), "\r\n", "\n")
+}
+
 var separatorLine = regexp.MustCompile(`\n---.*\n`)
 
 // splitDocuments is kio's splitDocuments, also returning the line each
-// document starts on.
+// document starts on. Each document but the last keeps its final '\n', which
+// matters in a literal: kio's split eats it and ByteReader.Read appends it
+// again, copying the document.
 func splitDocuments(s string) (docs []string, lines []int, err error) {
 	if len(s) == 0 {
 		return nil, nil, nil
@@ -204,7 +221,7 @@ func splitDocuments(s string) (docs []string, lines []int, err error) {
 			return nil, nil, &DocumentError{Index: len(docs) + 1, Line: line + strings.Count(s[prev:loc[0]+1], "\n"),
 				Err: fmt.Errorf("invalid document separator: %s", strings.TrimSpace(sep))}
 		}
-		docs, lines = append(docs, s[prev:loc[0]]), append(lines, line)
+		docs, lines = append(docs, s[prev:loc[0]+1]), append(lines, line)
 		line += strings.Count(s[prev:loc[1]], "\n")
 		prev = loc[1]
 	}
