@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -142,8 +141,8 @@ func shortError(err error) string {
 // RunDiscover prints Discover's reason, or nothing; the exit code is 0 either
 // way (what Argo CD's discover.find expects), 1 only when a file cannot be read.
 func RunDiscover(opts DiscoverOptions, out, errOut io.Writer) error {
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(renderMemoryLimit) // the render's: discover reads what it reads
+	if debug.SetMemoryLimit(-1) > discoverMemoryLimit { // -1 reads it
+		debug.SetMemoryLimit(discoverMemoryLimit)
 	}
 	reason, err := Discover(opts)
 	if err != nil {

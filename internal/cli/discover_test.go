@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"io"
+	"math"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -125,4 +128,20 @@ func TestDiscoverCommand(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Empty(t, out)
 	assert.Contains(t, stderr, "missing")
+}
+
+// TestDiscoverHeapLimit: discover lowers the soft heap limit to its own, and
+// never raises one the operator set lower (GOMEMLIMIT).
+func TestDiscoverHeapLimit(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	dir := t.TempDir()
+	for _, tc := range []struct{ set, want int64 }{
+		{math.MaxInt64, discoverMemoryLimit}, // GOMEMLIMIT unset
+		{256 << 20, discoverMemoryLimit},     // the repo-server sidecar's
+		{64 << 20, 64 << 20},
+	} {
+		debug.SetMemoryLimit(tc.set)
+		require.NoError(t, RunDiscover(DiscoverOptions{Paths: []string{dir}}, io.Discard, io.Discard))
+		assert.Equal(t, tc.want, debug.SetMemoryLimit(-1), "GOMEMLIMIT %d", tc.set)
+	}
 }

@@ -31,6 +31,13 @@ const (
 	// that is unset): it keeps the worst input the ceilings admit under
 	// 256 MiB of peak RSS.
 	renderMemoryLimit = 192 << 20
+	// discoverMemoryLimit is discover's soft heap limit (GOMEMLIMIT when
+	// that is lower). discover holds one document and nothing else, so a
+	// tighter limit costs CPU only on a document near the node bound,
+	// whose tree is about 70 MiB: it keeps discover's peak RSS on the
+	// worst input the ceilings admit under 128 MiB, what the shared
+	// repo-server sidecar can spare on every refresh.
+	discoverMemoryLimit = 96 << 20
 	// checkCeiling bounds the file --check reads: a committed render of
 	// the maximum 100,000 Services is about 49 MB.
 	checkCeiling = 256 << 20
@@ -75,6 +82,8 @@ var Limits = []Limit{
 		"fn results: a whole message, also on stderr"},
 	{"heap, soft (render mode)", sizeString(renderMemoryLimit), "", "",
 		"internal/cli.RunRender: debug.SetMemoryLimit unless GOMEMLIMIT is set; the collector works harder past it, nothing fails"},
+	{"heap, soft (discover)", sizeString(discoverMemoryLimit), "", "",
+		"internal/cli.RunDiscover: debug.SetMemoryLimit unless GOMEMLIMIT is lower; the collector works harder past it, nothing fails"},
 	{"render spool in memory", sizeString(fastyaml.SpoolMemory), "", "",
 		"internal/fastyaml.StreamWriter: past it, the encoded render waits in an unlinked temporary file"},
 }
