@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -220,4 +221,16 @@ func TestRenderBuildErrorsNameTheSourceFile(t *testing.T) {
 
 func limitsOf(file, input int64) loader.Limits {
 	return loader.Limits{MaxFileSize: file, MaxInputSize: input}
+}
+
+// The build runs without render mode's own soft heap limit (BENCHMARKS.md
+// measures what that saves); the limit is back for the documents the build
+// yields, and is render mode's again afterwards.
+func TestRenderBuildRestoresTheHeapLimit(t *testing.T) {
+	overlayRepo(t, nil)
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	t.Setenv("GOMEMLIMIT", "")
+	_, stderr, err := runRender(t, RenderOptions{Paths: []string{"overlays/prod"}}, "")
+	require.NoError(t, err, stderr)
+	assert.Equal(t, int64(renderMemoryLimit), debug.SetMemoryLimit(-1))
 }

@@ -41,7 +41,7 @@ type RenderOptions struct {
 // the output. On any error nothing reaches out: an empty or partial render
 // would make a GitOps engine prune live Services.
 func RunRender(opts RenderOptions, in io.Reader, out, errOut io.Writer) error {
-	if os.Getenv("GOMEMLIMIT") == "" {
+	if ownHeapLimit() {
 		// Garbage from one document must not pile up over the next ones:
 		// past this soft limit the collector runs more often (it never
 		// fails a run that needs more).
@@ -108,6 +108,10 @@ func (m *renderMode) open() (fn.Config, iter.Seq2[fn.Object, error], error) {
 	r := newReader(ld, m.stdin, m.opts.MaxObjects, m.opts.MaxDocumentNodes, m.opts.MaxObjectNodes)
 	return cfg, r.nonEmpty(r.objects(inputs), paths), nil
 }
+
+// ownHeapLimit reports whether the soft heap limit is render mode's own,
+// which RunRender sets: GOMEMLIMIT is unset.
+func ownHeapLimit() bool { return os.Getenv("GOMEMLIMIT") == "" }
 
 // newReader is the reader of a run, with the ceilings of its flags.
 func newReader(ld *loader.Loader, stdin io.Reader, maxObjects, maxDocNodes, maxObjectNodes int) *reader {
