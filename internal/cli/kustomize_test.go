@@ -223,9 +223,9 @@ func limitsOf(file, input int64) loader.Limits {
 	return loader.Limits{MaxFileSize: file, MaxInputSize: input}
 }
 
-// The build runs without render mode's own soft heap limit (BENCHMARKS.md
-// measures what that saves); the limit is back for the documents the build
-// yields, and is render mode's again afterwards.
+// The build runs under a soft heap limit of its own (BENCHMARKS.md measures
+// what that saves); render mode's is back for the documents the build
+// yields, and afterwards.
 func TestRenderBuildRestoresTheHeapLimit(t *testing.T) {
 	overlayRepo(t, nil)
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))

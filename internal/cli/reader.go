@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"math"
 	"runtime/debug"
 	"strings"
 
@@ -90,7 +89,7 @@ func (r *reader) sources(in input) iter.Seq2[source, error] {
 			data, err := r.ld.ReadStream("<stdin>", r.stdin)
 			yield(source{origin: fn.Origin{File: "<stdin>"}, data: data}, err)
 		case in.build != nil:
-			data, files, err := buildWithoutOwnHeapLimit(in.build)
+			data, files, err := buildUnderItsHeapLimit(in.build)
 			if err != nil {
 				err = fmt.Errorf("%s: %w", in.build.File, err)
 			}
@@ -106,15 +105,14 @@ func (r *reader) sources(in input) iter.Seq2[source, error] {
 	}
 }
 
-// buildWithoutOwnHeapLimit runs a kustomize build with render mode's own
-// soft heap limit lifted. A build holds all its objects at once (kustomize's
-// resource map), so a limit meant for the garbage between documents would
-// only keep the collector running through it: on the overlay of 5,000
-// FLApps of BENCHMARKS.md, 2.8 times the CPU for 30% less memory. A
+// buildUnderItsHeapLimit runs a kustomize build with render mode's own soft
+// heap limit raised to the build's (buildMemoryLimit). A build holds all its
+// objects at once (kustomize's resource map), so the limit meant for the
+// garbage between documents would keep the collector running through it. A
 // GOMEMLIMIT the operator set stays.
-func buildWithoutOwnHeapLimit(b *kustomize.Build) ([]byte, []string, error) {
+func buildUnderItsHeapLimit(b *kustomize.Build) ([]byte, []string, error) {
 	if ownHeapLimit() {
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(buildMemoryLimit))
 	}
 	return b.Run()
 }
