@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"testing"
 
 	"github.com/fedlearner/flapp-services/bench/benchdata"
@@ -20,6 +21,9 @@ func BenchmarkRender10k(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	// RunRender sets render mode's soft heap limit for the whole process:
+	// the benchmarks that run after this one must not inherit it.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := RunRender(RenderOptions{Paths: []string{dir}}, nil, io.Discard, io.Discard); err != nil {
