@@ -54,7 +54,8 @@ func CountNodes(n *yaml.Node, limit int) int {
 // Its errors are *DocumentError when they concern one document (they give
 // the file's own line, where kyaml counts lines from the document's start)
 // and *DocumentsError for a file over limits.MaxDocuments. It stops after
-// the first error.
+// the first error. It reads data in place: the caller must not change data
+// until the iteration ends.
 func ReadDocuments(data []byte, annotations map[string]string, limits ReadLimits) iter.Seq2[Document, error] {
 	return func(yield func(Document, error) bool) {
 		// ByteReader.Read: Windows line ends replaced, split at document
