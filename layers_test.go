@@ -20,7 +20,8 @@ var layers = map[string]struct {
 	module    []string // packages of this module it may import
 	forbidden []string // import path prefixes it must not use
 }{
-	".":                  {module: []string{"internal/cli"}},
+	".":                  {module: []string{"internal/cli", "internal/sandbox"}},
+	"internal/sandbox":   {},
 	"internal/cli":       {module: []string{"fn", "internal/fastyaml", "internal/kustomize", "internal/loader", "render"}},
 	"internal/fastyaml":  {module: []string{"fn"}},
 	"internal/kustomize": {module: []string{"internal/loader"}},

@@ -4,10 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/types"
@@ -26,7 +24,6 @@ func (b *Build) Run() (data []byte, files []string, err error) {
 	if len(b.Problems) > 0 {
 		return nil, nil, errors.New(b.Problems[0])
 	}
-	refuseNetwork()
 	opts := krusty.MakeDefaultOptions()
 	opts.Reorder = krusty.ReorderOptionUnspecified // kustomize build's default: its legacy order unless sortOptions says otherwise
 	opts.LoadRestrictions = types.LoadRestrictionsNone
@@ -112,20 +109,4 @@ func (b *Build) withOrigins() (map[string][]byte, bool, error) {
 	rewrites := maps.Clone(b.rewrites)
 	rewrites[resolved] = []byte(s)
 	return rewrites, false, nil
-}
-
-var network sync.Once
-
-// refuseNetwork makes every HTTP request of this process fail: kustomize
-// fetches a remote file (resources: https://...) through Go's default
-// transport, and Scan has refused every remote entry already; nothing else
-// in flapp-services speaks HTTP.
-func refuseNetwork() {
-	network.Do(func() { http.DefaultTransport = refusedTransport{} })
-}
-
-type refusedTransport struct{}
-
-func (refusedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	return nil, fmt.Errorf("flapp-services fetches nothing: %s refused", r.URL.Redacted())
 }
