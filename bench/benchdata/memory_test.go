@@ -6,6 +6,7 @@ import (
 
 	"github.com/fedlearner/flapp-services/internal/cli"
 	"github.com/fedlearner/flapp-services/internal/fastyaml"
+	"github.com/fedlearner/flapp-services/internal/nodes"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -31,7 +32,7 @@ func TestNodeBoundListsFillsTheCeilings(t *testing.T) {
 	}
 	largest, flapps := 0, 0
 	for i, doc := range docs {
-		if b := fastyaml.NodeBound(doc); b > DocumentNodes || b < DocumentNodes*999/1000 {
+		if b := nodes.Bound(doc); b > DocumentNodes || b < DocumentNodes*999/1000 {
 			t.Errorf("document %d: node bound %d, want just under %d", i+1, b, DocumentNodes)
 		}
 		node, err := yaml.Parse(doc)

@@ -16,7 +16,7 @@ const (
 	// few hundred bytes of summary or spool however small it is.
 	DefaultMaxObjects = 200000
 	// DefaultMaxDocumentNodes bounds one document's YAML nodes, counted
-	// on its bytes before it is parsed (fastyaml.NodeBound): the parsed
+	// on its bytes before it is parsed (nodes.Bound): the parsed
 	// tree costs about 170 bytes a node, so a document's tree stays under
 	// about 100 MiB whatever it holds; a List of about 3,500 FLApps (4 MiB)
 	// still reads.

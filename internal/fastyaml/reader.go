@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/fedlearner/flapp-services/internal/nodes"
 	kerrors "sigs.k8s.io/kustomize/kyaml/errors"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
@@ -48,7 +49,7 @@ func CountNodes(n *yaml.Node, limit int) int {
 // its order, but decodes one document at a time, so only one document's
 // tree is alive at once (plus what the caller keeps). Before the first
 // document is decoded, every document's nodes are bounded by counting bytes
-// (NodeBound): a document over limits.MaxNodes is refused before anything
+// (nodes.Bound): a document over limits.MaxNodes is refused before anything
 // of the file is built.
 //
 // Its errors are *DocumentError when they concern one document (they give
@@ -76,7 +77,7 @@ func ReadDocuments(data []byte, annotations map[string]string, limits ReadLimits
 			if i != last {
 				value = value[:len(value)-1] // the bound as kio's document: without its last '\n'
 			}
-			if n := NodeBound(value); n > limits.MaxNodes {
+			if n := nodes.Bound(value); n > limits.MaxNodes {
 				yield(Document{}, &DocumentError{Index: i, Line: starts[i], Nodes: n, MaxNodes: limits.MaxNodes})
 				return
 			}
@@ -132,7 +133,7 @@ func firstLine(n *yaml.Node) int {
 // ReadLimits bound what ReadDocuments parses: checked on the bytes, before
 // any document is.
 type ReadLimits struct {
-	MaxNodes     int // per document, as NodeBound counts them
+	MaxNodes     int // per document, as nodes.Bound counts them
 	MaxDocuments int // in the file: parsing costs about 6 kB per document, however small
 }
 
@@ -227,31 +228,6 @@ func splitDocuments(s string) (docs []string, lines []int, err error) {
 		prev = loc[1]
 	}
 	return append(docs, s[prev:]), append(lines, line), nil
-}
-
-// NodeBound is an upper bound on the nodes go.yaml.in/yaml/v3 builds for one
-// document, counted on its bytes without parsing, so that a document is
-// refused before its tree (about 170 bytes a node) is built. Every node but
-// the document's own starts a line or follows an indicator: '-', '?' or
-// ':' before a blank, ':' anywhere, '[', '{' or ','. A collection and its
-// first entry, or an implicit key's null value, can both follow one
-// indicator, so each counts twice; one document plus the first node are two
-// more. The bound errs high (text with many colons or commas), never low:
-// the tests hold it against the parser on every golden input and fuzzed
-// documents.
-func NodeBound(doc string) int {
-	n := 2 + 2*(strings.Count(doc, ":")+strings.Count(doc, "[")+strings.Count(doc, "{")+strings.Count(doc, ","))
-	for i := 0; i < len(doc); i++ {
-		switch doc[i] {
-		case '-', '?':
-			if i+1 == len(doc) || doc[i+1] == ' ' || doc[i+1] == '\t' || doc[i+1] == '\n' || doc[i+1] == '\r' {
-				n += 2
-			}
-		case '\n':
-			n++
-		}
-	}
-	return n
 }
 
 // DocumentError is an error in one document of a file: it cannot be read,

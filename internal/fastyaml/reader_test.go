@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fedlearner/flapp-services/internal/nodes"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -82,13 +83,13 @@ func countNodes(n *yaml.Node) int {
 	return c
 }
 
-// checkBound fails when a document that parses has more nodes than NodeBound.
+// checkBound fails when a document that parses has more nodes than nodes.Bound.
 func checkBound(t *testing.T, doc string) {
 	var n yaml.Node
 	if err := yaml.NewDecoder(strings.NewReader(doc)).Decode(&n); err != nil {
 		return
 	}
-	if got, bound := countNodes(&n), NodeBound(doc); got > bound {
+	if got, bound := countNodes(&n), nodes.Bound(doc); got > bound {
 		t.Errorf("%d nodes, bound %d: %q", got, bound, doc)
 	}
 }
