@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/fedlearner/flapp-services/fn"
+	"github.com/fedlearner/flapp-services/internal/kustomize"
 	"github.com/fedlearner/flapp-services/internal/loader"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -78,6 +79,9 @@ stdout and the exit code is 1. Details: ` + readme,
 			if opts.MaxDocumentNodes < 1 {
 				return fmt.Errorf("--max-document-nodes must be a positive integer, not %d", opts.MaxDocumentNodes)
 			}
+			if opts.Build.MaxBuilds < 1 || opts.Build.MaxCost < 1 {
+				return fmt.Errorf("--max-build-count and --max-build-cost must be positive integers")
+			}
 			if opts.MaxObjectNodes < 1 {
 				return fmt.Errorf("--max-object-nodes must be a positive integer, not %d", opts.MaxObjectNodes)
 			}
@@ -102,6 +106,9 @@ stdout and the exit code is 1. Details: ` + readme,
 	renderCmd.Flags().IntVar(&opts.MaxObjects, "max-objects", DefaultMaxObjects, "most objects read in one run, all files together")
 	renderCmd.Flags().IntVar(&opts.MaxDocumentNodes, "max-document-nodes", DefaultMaxDocumentNodes, "most YAML nodes one document may hold, bounded on its bytes before it is parsed")
 	renderCmd.Flags().IntVar(&opts.MaxObjectNodes, "max-object-nodes", DefaultMaxObjectNodes, "most YAML nodes one object (a document, or an item of a List) may hold")
+	renderCmd.Flags().Int64Var(&opts.Build.MaxBuilds, "max-build-count", kustomize.DefaultMaxBuilds, "most kustomization builds one kustomize build may run (a base is built once for each way it is reached)")
+	renderCmd.Flags().Int64Var(&opts.Build.MaxCost, "max-build-cost", kustomize.DefaultMaxCost, "most a kustomize build may cost, as estimated before it runs (SECURITY.md)")
+	renderCmd.Flags().Var(byteSize{&opts.Build.MaxOutput, kustomize.DefaultMaxOutput}, "max-build-output", "most bytes a kustomize build may output, estimated before it runs and counted after")
 	renderCmd.Flags().BoolVar(&opts.Strict, "strict", false, "fail on any warning (exit 1, nothing on stdout): Argo CD shows a plugin's stderr only when it fails")
 	renderCmd.Flags().BoolVar(&renderArgoCD, "argocd-env", false, argoCDRenderFlagUsage)
 

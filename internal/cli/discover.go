@@ -84,7 +84,7 @@ func Discover(opts DiscoverOptions) (string, error) {
 // discoverRoot is Discover for one PATH.
 func discoverRoot(ld *loader.Loader, r *reader, root loader.Root, skip string) (string, error) {
 	if file, ok := ld.Find(root, kustomize.FileNames...); ok {
-		b, err := kustomize.Scan(ld.Tree(root), root.Path(), file, true)
+		b, err := kustomize.Scan(ld.Tree(root), root.Path(), file, true, kustomize.Limits{MaxDocumentNodes: DefaultMaxDocumentNodes}, false)
 		if err != nil || len(b.Functions) == 0 {
 			return "", nil // Argo CD's kustomize builds it, or reports what is wrong
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/fedlearner/flapp-services/fn"
 	"github.com/fedlearner/flapp-services/internal/fastyaml"
+	"github.com/fedlearner/flapp-services/internal/kustomize"
 	"github.com/fedlearner/flapp-services/internal/loader"
 	"github.com/fedlearner/flapp-services/render"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -74,6 +75,12 @@ var Limits = []Limit{
 		"internal/cli (render mode): each object's nodes counted once its document is parsed, before it is kept"},
 	{"objects", countString(DefaultMaxObjects), "--max-objects", "",
 		"internal/cli (render mode): each object as it is read"},
+	{"kustomization builds", countString(kustomize.DefaultMaxBuilds), "--max-build-count", "",
+		"internal/kustomize.Scan: each base counted once for each way it is reached, before anything is built"},
+	{"kustomize build cost", countString(kustomize.DefaultMaxCost), "--max-build-cost", "",
+		"internal/kustomize.Scan: estimated from the kustomization and resource files, before anything is built"},
+	{"kustomize build output", sizeString(kustomize.DefaultMaxOutput), "--max-build-output", "",
+		"internal/kustomize: estimated by the scan before anything is built, counted on the output after"},
 	{"Services per run", countString(fn.DefaultMaxServices), "--max-services", "maxServices",
 		"fn.Run.Finish: replica counts added up, before any Service is built"},
 	{"Services per FLApp", countString(render.DefaultMaxServicesPerFLApp), "", "maxServicesPerFLApp",

@@ -31,6 +31,7 @@ type RenderOptions struct {
 	Strict           bool   // fail on any warning
 	Root             string // the repository root, when not the current directory (Argo CD)
 	Limits           loader.Limits
+	Build            kustomize.Limits // a kustomization's build; MaxDocumentNodes is taken from above
 	Paths            []string
 }
 
@@ -98,7 +99,7 @@ func (m *renderMode) open() (fn.Config, iter.Seq2[fn.Object, error], error) {
 	}
 	// List every file first: the size ceilings are checked on their sizes
 	// before anything is read.
-	inputs, err := listInputs(ld, roots, configPath)
+	inputs, err := listInputs(ld, roots, configPath, m.buildLimits())
 	if err != nil {
 		return cfg, nil, err
 	}
@@ -159,7 +160,7 @@ func resolvePaths(ld *loader.Loader, paths []string) ([]*loader.Root, error) {
 // skipping the resolved path skip (the config file). A root that is a
 // kustomization is scanned, to be built; a kustomization anywhere else is
 // an error, and so is a Helm chart: neither is a manifest.
-func listInputs(ld *loader.Loader, roots []*loader.Root, skip string) ([]input, error) {
+func listInputs(ld *loader.Loader, roots []*loader.Root, skip string, limits kustomize.Limits) ([]input, error) {
 	inputs := make([]input, len(roots))
 	for i, root := range roots {
 		if root == nil {
@@ -167,7 +168,7 @@ func listInputs(ld *loader.Loader, roots []*loader.Root, skip string) ([]input, 
 			continue
 		}
 		if file, ok := ld.Find(*root, kustomize.FileNames...); ok {
-			b, err := scanKustomization(ld, *root, file)
+			b, err := scanKustomization(ld, *root, file, limits)
 			if err != nil {
 				return nil, err
 			}
@@ -194,20 +195,21 @@ func listInputs(ld *loader.Loader, roots []*loader.Root, skip string) ([]input, 
 }
 
 // scanKustomization scans the kustomization root for its build, and
-// refuses a build that would execute or fetch anything.
-func scanKustomization(ld *loader.Loader, root loader.Root, file string) (*kustomize.Build, error) {
-	b, err := kustomize.Scan(ld.Tree(root), root.Path(), file, ld.Restrictor() == loader.RootOnly)
+// refuses a build that would execute, fetch or leave the repository, or
+// that would cost more than its ceilings, before anything is built.
+func scanKustomization(ld *loader.Loader, root loader.Root, file string, limits kustomize.Limits) (*kustomize.Build, error) {
+	b, err := kustomize.Scan(ld.Tree(root), root.Path(), file, ld.Restrictor() == loader.RootOnly, limits, true)
 	if err != nil {
 		return nil, err
 	}
-	if len(b.Problems) > 0 {
-		more := ""
-		if len(b.Problems) > 1 {
-			more = fmt.Sprintf(" (and %d more)", len(b.Problems)-1)
-		}
-		return nil, fmt.Errorf("%s%s", b.Problems[0], more)
-	}
-	return b, nil
+	return b, b.Err()
+}
+
+// buildLimits are the ceilings of a kustomization's build.
+func (m *renderMode) buildLimits() kustomize.Limits {
+	l := m.opts.Build
+	l.MaxDocumentNodes = orDefault(m.opts.MaxDocumentNodes, DefaultMaxDocumentNodes)
+	return l
 }
 
 // buildConfig is the render's configuration when a kustomization it

@@ -1,7 +1,6 @@
 package kustomize
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -21,8 +20,8 @@ import (
 // object was read from (as messages name it; "" for an object a generator
 // made).
 func (b *Build) Run() (data []byte, files []string, err error) {
-	if len(b.Problems) > 0 {
-		return nil, nil, errors.New(b.Problems[0])
+	if err := b.Err(); err != nil {
+		return nil, nil, err
 	}
 	opts := krusty.MakeDefaultOptions()
 	opts.Reorder = krusty.ReorderOptionUnspecified // kustomize build's default: its legacy order unless sortOptions says otherwise
@@ -35,7 +34,11 @@ func (b *Build) Run() (data []byte, files []string, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := krusty.MakeKustomizer(opts).Run(&confinedFS{tree: b.tree, rewrites: rewrites}, b.dir)
+	fsys := &confinedFS{build: b, rewrites: rewrites, served: map[string]bool{}}
+	m, err := krusty.MakeKustomizer(opts).Run(fsys, b.dir)
+	if fsys.refused != nil {
+		return nil, nil, fsys.refused // kustomize wraps it in its own words
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("kustomize build: %s", b.tidy(err.Error()))
 	}
@@ -54,6 +57,9 @@ func (b *Build) Run() (data []byte, files []string, err error) {
 	data, err = m.AsYaml()
 	if err != nil {
 		return nil, nil, fmt.Errorf("kustomize build: %w", err)
+	}
+	if int64(len(data)) > b.limits.MaxOutput {
+		return nil, nil, fmt.Errorf("%s: the build's output is %d bytes, over the ceiling of %d bytes (--max-build-output)", b.File, len(data), b.limits.MaxOutput)
 	}
 	return data, files, nil
 }
@@ -83,9 +89,7 @@ func (b *Build) withOrigins() (map[string][]byte, bool, error) {
 	}
 	content, ok := b.rewrites[resolved]
 	if !ok {
-		if content, err = b.tree.ReadFile(file); err != nil {
-			return nil, false, err
-		}
+		content = b.read[resolved] // the scan read it
 	}
 	node, err := yaml.Parse(string(content))
 	if err != nil {

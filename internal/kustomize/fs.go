@@ -3,20 +3,25 @@ package kustomize
 import (
 	"errors"
 	"fmt"
+	"github.com/fedlearner/flapp-services/internal/loader"
 	"os"
 	"path/filepath"
 	"slices"
 
-	"github.com/fedlearner/flapp-services/internal/loader"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
 // confinedFS is the file system krusty builds on: the repository as
 // loader.Tree confines it (symlinks that stay inside, the render's size
 // ceilings), read-only, with some kustomization files read as rewritten.
+// Every YAML file it gives kustomize is within the node ceiling, aliases
+// expanded; every read counts toward the size ceilings (the scan's read of
+// a file stands for the build's first).
 type confinedFS struct {
-	tree     *loader.Tree
+	build    *Build
 	rewrites map[string][]byte // resolved path -> content
+	served   map[string]bool   // resolved paths read once from the scan's copy
+	refused  error             // the first read refused for a ceiling: the build's error, in these words
 }
 
 var _ filesys.FileSystem = (*confinedFS)(nil)
@@ -39,7 +44,7 @@ func (c *confinedFS) WriteFile(string, []byte) error      { return errReadOnly }
 // Open is not used by a build; reads go through ReadFile, which bounds
 // them.
 func (c *confinedFS) Open(p string) (filesys.File, error) {
-	return nil, fmt.Errorf("%s: flapp-services' kustomize build reads files whole, through its ceilings", c.tree.Name(p))
+	return nil, fmt.Errorf("%s: flapp-services' kustomize build reads files whole, through its ceilings", c.build.tree.Name(p))
 }
 
 func (c *confinedFS) IsDir(p string) bool {
@@ -47,7 +52,7 @@ func (c *confinedFS) IsDir(p string) bool {
 	if err != nil {
 		return false
 	}
-	info, err := c.tree.Stat(abs)
+	info, err := c.build.tree.Stat(abs)
 	return err == nil && info.IsDir()
 }
 
@@ -56,7 +61,7 @@ func (c *confinedFS) Exists(p string) bool {
 	if err != nil {
 		return false
 	}
-	_, err = c.tree.Stat(abs)
+	_, err = c.build.tree.Stat(abs)
 	return err == nil
 }
 
@@ -65,7 +70,7 @@ func (c *confinedFS) ReadDir(p string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.tree.ReadDir(abs)
+	return c.build.tree.ReadDir(abs)
 }
 
 // CleanedAbs is filesys' on-disk CleanedAbs: the path with its symlinks
@@ -76,7 +81,7 @@ func (c *confinedFS) CleanedAbs(p string) (filesys.ConfirmedDir, string, error) 
 	if err != nil {
 		return "", "", err
 	}
-	resolved, err := c.tree.Resolve(abs)
+	resolved, err := c.build.tree.Resolve(abs)
 	if err != nil {
 		return "", "", err
 	}
@@ -101,7 +106,7 @@ func (c *confinedFS) Glob(pattern string) ([]string, error) {
 		if err != nil {
 			return true
 		}
-		_, err = c.tree.Resolve(abs)
+		_, err = c.build.tree.Resolve(abs)
 		return err != nil
 	}), nil
 }
@@ -111,17 +116,46 @@ func (c *confinedFS) ReadFile(p string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	resolved, err := c.tree.Resolve(abs)
+	tree := c.build.tree
+	resolved, err := tree.Resolve(abs)
 	if err != nil {
 		return nil, err
 	}
-	if content, ok := c.rewrites[resolved]; ok {
-		return content, nil
+	data, scanned := c.build.read[resolved]
+	switch {
+	case scanned && !c.served[resolved]:
+		c.served[resolved] = true
+	case scanned:
+		err = tree.Charge(tree.Name(abs), int64(len(data)))
+	default:
+		data, err = tree.ReadFile(abs)
 	}
-	return c.tree.ReadFile(abs)
+	if errors.Is(err, loader.ErrCeiling) {
+		return nil, c.refuse(err)
+	}
+	if err != nil {
+		return nil, err // kustomize tries what is not a file as a directory
+	}
+	if content, ok := c.rewrites[resolved]; ok {
+		data = content
+	}
+	if !c.build.dataFiles[resolved] {
+		if msg := yamlProblem(data, c.build.limits.MaxDocumentNodes); msg != "" {
+			return nil, c.refuse(fmt.Errorf("%s: %s", tree.Name(abs), msg))
+		}
+	}
+	return data, nil
+}
+
+// refuse keeps the first error of a ceiling as the build's own.
+func (c *confinedFS) refuse(err error) error {
+	if c.refused == nil {
+		c.refused = err
+	}
+	return err
 }
 
 // Walk is not used by a build.
 func (c *confinedFS) Walk(p string, _ filepath.WalkFunc) error {
-	return fmt.Errorf("%s: flapp-services' kustomize build does not walk directories", c.tree.Name(p))
+	return fmt.Errorf("%s: flapp-services' kustomize build does not walk directories", c.build.tree.Name(p))
 }

@@ -4,12 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/fedlearner/flapp-services/internal/loader"
 	"sigs.k8s.io/kustomize/api/konfig"
+	"sigs.k8s.io/kustomize/api/provider"
+	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -29,24 +33,39 @@ const (
 	configKind       = "FLAppServices"
 )
 
+// maxProblems bounds the problems a scan lists: every one up to it, then
+// how many more there are.
+const maxProblems = 20
+
 // Build is a kustomization root, scanned: what its build reads and runs.
 type Build struct {
-	tree  *loader.Tree
-	dir   string // the root, resolved
-	File  string // its kustomization file, as messages name it
-	Dir   string // the root, as messages name it
-	tight bool   // kustomize's own LoadRestrictionsRootOnly
+	tree   *loader.Tree
+	dir    string // the root, resolved
+	File   string // its kustomization file, as messages name it
+	Dir    string // the root, as messages name it
+	tight  bool   // kustomize's own LoadRestrictionsRootOnly
+	limits Limits
 
 	// Functions are flapp-services' transformer entries, in the order the
 	// build meets them: the render's configuration.
 	Functions []Function
-	// Problems are what the build would execute or fetch, or cannot do
-	// without either, each naming its kustomization file: the render
-	// refuses the build when there is any.
-	Problems []string
+	// Problems are what the build must not do (execute, fetch, leave the
+	// repository) or cannot do within its ceilings, each naming where: the
+	// render refuses the build when there is any.
+	Problems []Problem
+	// Cost is what the build is estimated to cost, before it runs.
+	Cost Cost
 
-	rewrites map[string][]byte // resolved kustomization file -> its content without the function entries
-	seen     map[string]bool   // resolved kustomization roots scanned
+	rewrites  map[string][]byte // resolved kustomization file -> its content without the function entries
+	read      map[string][]byte // resolved file -> its content, as the scan read it (the build reads it from here once)
+	dataFiles map[string]bool   // resolved files the build reads as data (generator sources), not as YAML
+	visits    map[visitKey]*Cost
+	resmaps   *resmap.Factory
+}
+
+type visitKey struct {
+	dir     string // resolved
+	plugins bool   // built for its plugin configurations (a directory in generators, transformers or validators)
 }
 
 // Function is one flapp-services entry of a kustomization's transformers.
@@ -56,20 +75,84 @@ type Function struct {
 	Config        *yaml.RNode // the entry: a ConfigMap or FLAppServices, the functionConfig
 }
 
-// Scan reads the kustomization files of the build rooted at the directory
-// dir (absolute, inside tree), without building it. file is the root's
-// kustomization file as messages name it. Its error is a kustomization
-// file that cannot be read or parsed; what the build must not do goes into
-// Problems.
-func Scan(tree *loader.Tree, dir, file string, restrictRoot bool) (*Build, error) {
-	b := &Build{
-		tree: tree, dir: dir, File: file, Dir: filepath.ToSlash(filepath.Dir(file)), tight: restrictRoot,
-		rewrites: map[string][]byte{}, seen: map[string]bool{},
+// Problem is one thing the build must not do, or a ceiling it would pass,
+// and where.
+type Problem struct {
+	// Chain is the kustomization files from the root's to the one at
+	// fault, the root's as messages name it, each other as the one before
+	// refers to it (../../base/kustomization.yaml).
+	Chain []string
+	Entry string // the field or entry at fault (transformers[0]); "" for the file itself
+	Msg   string
+}
+
+func (p Problem) String() string {
+	s := strings.Join(p.Chain, " → ")
+	if p.Entry != "" {
+		s += ": " + p.Entry
 	}
-	if err := b.scan(dir); err != nil {
+	return s + ": " + p.Msg
+}
+
+// Err is the build's problems as one error, every one listed up to
+// maxProblems, or nil.
+func (b *Build) Err() error {
+	switch len(b.Problems) {
+	case 0:
+		return nil
+	case 1:
+		return errors.New(b.Problems[0].String())
+	}
+	lines := make([]string, 0, len(b.Problems)+1)
+	lines = append(lines, fmt.Sprintf("%s: the build is refused, for %d reasons:", b.File, len(b.Problems)))
+	for _, p := range b.Problems {
+		lines = append(lines, "  "+p.String())
+	}
+	if len(b.Problems) == maxProblems {
+		lines = append(lines, fmt.Sprintf("  (the scan stopped listing at %d)", maxProblems))
+	}
+	return errors.New(strings.Join(lines, "\n"))
+}
+
+// Scan reads the kustomization files of the build rooted at the directory
+// dir (absolute, inside tree), without building it, as kustomize would
+// reach them: every resource, component, and every directory listed as a
+// generator, transformer or validator (kustomize builds those as
+// kustomizations too). file is the root's kustomization file as messages
+// name it. With estimate, it also reads every resource file, to count the
+// objects and estimate the build's cost against limits (render mode);
+// without, it reads only kustomization and plugin configuration files
+// (discover). Its error is a file that cannot be read or parsed; what the
+// build must not do goes into Problems.
+func Scan(tree *loader.Tree, dir, file string, restrictRoot bool, limits Limits, estimate bool) (*Build, error) {
+	limits = limits.withDefaults()
+	b := &Build{
+		tree: tree, dir: dir, File: file, Dir: filepath.ToSlash(filepath.Dir(file)), tight: restrictRoot, limits: limits,
+		rewrites: map[string][]byte{}, read: map[string][]byte{}, dataFiles: map[string]bool{}, visits: map[visitKey]*Cost{},
+		resmaps: resmap.NewFactory(provider.NewDefaultDepProvider().GetResourceFactory()),
+	}
+	s := scan{Build: b, estimate: estimate}
+	cost, err := s.visit(dir, []string{file}, false)
+	if err != nil {
 		return nil, err
 	}
+	b.Cost = cost
+	if estimate {
+		b.checkCost([]string{file})
+	}
 	return b, nil
+}
+
+type scan struct {
+	*Build
+	estimate bool
+}
+
+// problem records a problem, up to maxProblems.
+func (b *Build) problem(chain []string, entry, format string, args ...any) {
+	if len(b.Problems) < maxProblems {
+		b.Problems = append(b.Problems, Problem{Chain: slices.Clone(chain), Entry: entry, Msg: fmt.Sprintf(format, args...)})
+	}
 }
 
 // kustomizationFile finds the kustomization file of the directory dir.
@@ -82,129 +165,274 @@ func (b *Build) kustomizationFile(dir string) (string, bool) {
 	return "", false
 }
 
-func (b *Build) problem(kustFile, format string, args ...any) {
-	b.Problems = append(b.Problems, b.tree.Name(kustFile)+": "+fmt.Sprintf(format, args...))
-}
-
-// scan reads the kustomization of the directory dir and, depth first, the
-// kustomizations it refers to.
-func (b *Build) scan(dir string) error {
-	resolved, err := b.tree.Resolve(dir)
+// visit scans the kustomization of the directory dir, reached through
+// chain, and depth first what it refers to, and returns what its build is
+// estimated to cost: each base as often as it is reached, as kustomize
+// builds it once per reference.
+func (s *scan) visit(dir string, chain []string, plugins bool) (Cost, error) {
+	resolved, err := s.tree.Resolve(dir)
 	if err != nil {
-		return err
+		return Cost{}, err
 	}
-	if b.seen[resolved] {
-		return nil // kustomize reports cycles itself
+	key := visitKey{resolved, plugins}
+	if c, ok := s.visits[key]; ok {
+		if c == nil {
+			return Cost{}, nil // a cycle: kustomize reports it
+		}
+		return *c, nil
 	}
-	b.seen[resolved] = true
-	kustFile, ok := b.kustomizationFile(dir)
+	s.visits[key] = nil
+	kustFile, ok := s.kustomizationFile(dir)
 	if !ok {
-		return nil // kustomize says what is missing
+		return Cost{}, nil // kustomize says what is missing
 	}
-	content, err := b.tree.ReadFile(kustFile)
+	content, err := s.readFile(kustFile)
 	if err != nil {
-		return err
+		return Cost{}, err
+	}
+	if !s.checkYAML(chain, "", content) {
+		return Cost{}, nil
 	}
 	var k types.Kustomization
 	if err := k.Unmarshal(content); err != nil {
-		return fmt.Errorf("%s: not a kustomization: %w", b.tree.Name(kustFile), err)
+		return Cost{}, fmt.Errorf("%s: not a kustomization: %w", strings.Join(chain, " → "), err)
 	}
 	k.FixKustomization()
+	s.checkInline(chain, content)
 
-	if len(k.HelmCharts) > 0 || len(k.HelmChartInflationGenerator) > 0 || k.HelmGlobals != nil {
-		b.problem(kustFile, "Helm chart inflation (helmCharts) runs the helm program, which flapp-services' build never runs: "+
-			"render the chart with helm template and pipe it to flapp-services render -")
-	}
-	for field, paths := range map[string][]string{
-		"crds": k.Crds, "configurations": k.Configurations, "openapi": openAPIPath(k),
-		"patches": patchPaths(k), "replacements": replacementPaths(k), "configMapGenerator": generatorPaths(k.ConfigMapGenerator),
-		"secretGenerator": secretPaths(k.SecretGenerator),
-	} {
-		for _, p := range paths {
-			if isRemote(p) {
-				b.problem(kustFile, "%s: %s is remote: flapp-services builds only what the repository holds, and fetches nothing", field, p)
-			}
-		}
-	}
+	var own Cost
+	own.Builds = 1
+	s.refuseExecuting(chain, &k)
+	s.dataPaths(chain, dir, &k)
 	for _, list := range []struct {
 		field string
 		paths []string
 	}{{"resources", k.Resources}, {"components", k.Components}} {
-		for _, p := range list.paths {
-			if isRemote(p) {
-				b.problem(kustFile, "%s: %s is a remote resource or base: flapp-services builds only what the repository holds, and fetches nothing", list.field, p)
-				continue
+		for i, p := range list.paths {
+			c, err := s.resource(chain, dir, fmt.Sprintf("%s[%d]", list.field, i), p, plugins)
+			if err != nil {
+				return Cost{}, err
 			}
-			if err := b.maybeBase(dir, p); err != nil {
-				b.problem(kustFile, "%s: %s: %v", list.field, p, err)
-			}
+			own.add(c)
 		}
 	}
 	var drop []string
-	for _, plugins := range []struct {
+	transforms := builtinTransforms(&k)
+	for _, list := range []struct {
 		field   string
 		entries []string
 	}{{"generators", k.Generators}, {"transformers", k.Transformers}, {"validators", k.Validators}} {
-		for _, entry := range plugins.entries {
-			ours, err := b.plugin(kustFile, dir, plugins.field, entry)
+		for i, entry := range list.entries {
+			configs, ours, err := s.plugin(chain, s.tree.Name(kustFile), dir, list.field, i, entry)
 			if err != nil {
-				return err
+				return Cost{}, err
 			}
 			if ours {
 				drop = append(drop, entry)
+				continue
+			}
+			switch list.field {
+			case "generators":
+				own.Objects += configs // each makes an object or more
+			default:
+				transforms += configs
 			}
 		}
 	}
+	own.Objects += int64(len(k.ConfigMapGenerator) + len(k.SecretGenerator))
+	own.finish(transforms, metadataBytes(&k))
 	if len(drop) > 0 {
 		rewritten, err := withoutTransformers(content, drop)
 		if err != nil {
-			return fmt.Errorf("%s: %w", b.tree.Name(kustFile), err)
+			return Cost{}, fmt.Errorf("%s: %w", strings.Join(chain, " → "), err)
 		}
-		resolvedFile, err := b.tree.Resolve(kustFile)
+		resolvedFile, err := s.tree.Resolve(kustFile)
 		if err != nil {
-			return err
+			return Cost{}, err
 		}
-		b.rewrites[resolvedFile] = rewritten
+		s.rewrites[resolvedFile] = rewritten
+	}
+	s.visits[key] = &own
+	return own, nil
+}
+
+// refuseExecuting records the fields whose build runs a program: Helm
+// chart inflation runs helm.
+func (s *scan) refuseExecuting(chain []string, k *types.Kustomization) {
+	for field, n := range map[string]int{"helmCharts": len(k.HelmCharts), "helmChartInflationGenerator": len(k.HelmChartInflationGenerator)} {
+		for i := range n {
+			s.problem(chain, fmt.Sprintf("%s[%d]", field, i), "Helm chart inflation runs the helm program, which flapp-services' build never runs: "+
+				"render the chart with helm template and pipe it to flapp-services render -")
+		}
+	}
+	if k.HelmGlobals != nil {
+		s.problem(chain, "helmGlobals", "Helm chart inflation runs the helm program, which flapp-services' build never runs: "+
+			"render the chart with helm template and pipe it to flapp-services render -")
+	}
+}
+
+// dataPaths checks every path the build reads as a file (patches,
+// replacements, configurations, crds, openapi, generator sources): each
+// must be a path inside the repository. A missing one is left to
+// kustomize, which reads it through the same confined file system.
+func (s *scan) dataPaths(chain []string, dir string, k *types.Kustomization) {
+	for _, f := range filePaths(k) {
+		resolved, err := s.local(dir, f.path)
+		switch {
+		case err != nil:
+			s.problem(chain, f.entry, "%v", err)
+		case resolved != "" && f.data:
+			s.dataFiles[resolved] = true
+		}
+	}
+}
+
+// local checks p, a path a kustomization names, relative to its directory
+// dir: it must not be remote (flapp-services fetches nothing) nor lead out
+// of the repository. It returns p resolved, or "" when it does not exist.
+func (s *scan) local(dir, p string) (string, error) {
+	if isRemote(p) {
+		return "", fmt.Errorf("%s is remote: flapp-services builds only what the repository holds, and fetches nothing", shown(p))
+	}
+	if filepath.IsAbs(p) {
+		return "", fmt.Errorf("%s is an absolute path: a kustomization in a repository names its files relative to itself", shown(p))
+	}
+	resolved, err := s.tree.Resolve(filepath.Join(dir, p))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	return resolved, err
+}
+
+// resource scans one entry of resources or components: a file of objects,
+// or a directory with a kustomization of its own. Anything else is refused
+// here: kustomize would try it as a remote git repository.
+func (s *scan) resource(chain []string, dir, entry, p string, plugins bool) (Cost, error) {
+	resolved, err := s.local(dir, p)
+	if err != nil {
+		s.problem(chain, entry, "%v", err)
+		return Cost{}, nil
+	}
+	if resolved == "" {
+		s.problem(chain, entry, "%s is neither a file nor a directory of the repository: kustomize would try it as a remote repository, and flapp-services fetches nothing", shown(p))
+		return Cost{}, nil
+	}
+	full := filepath.Join(dir, p)
+	info, err := s.tree.Stat(full)
+	if err != nil {
+		return Cost{}, err
+	}
+	if info.IsDir() {
+		file, ok := s.kustomizationFile(full)
+		if !ok {
+			return Cost{}, nil // kustomize says what is missing
+		}
+		return s.visit(full, append(slices.Clone(chain), path.Join(filepath.ToSlash(p), filepath.Base(file))), plugins)
+	}
+	if plugins {
+		// A plugin directory's resources are plugin configurations.
+		return Cost{}, s.pluginFile(chain, entry, full)
+	}
+	if !s.estimate {
+		return Cost{}, nil
+	}
+	data, err := s.readFile(full)
+	if err != nil {
+		return Cost{}, err
+	}
+	if !s.checkYAML(chain, entry, data) {
+		return Cost{}, nil
+	}
+	return Cost{Objects: countObjects(data), Bytes: int64(len(data))}, nil
+}
+
+// plugin classifies one entry of generators, transformers or validators:
+// inline YAML (when kustomize reads it so), a file of plugin
+// configurations, or a directory built as a kustomization whose objects
+// are. It returns how many configurations it holds, and whether it is
+// flapp-services' own entry (a transformer the render does not execute).
+func (s *scan) plugin(chain []string, kustName, dir, field string, i int, entry string) (configs int64, ours bool, err error) {
+	at := fmt.Sprintf("%s[%d]", field, i)
+	if _, err := s.resmaps.NewResMapFromBytes([]byte(entry)); err == nil {
+		// kustomize's own test (KustTarget.configureExternalTransformers):
+		// what parses as objects is inline.
+		objects, err := parseObjects([]byte(entry))
+		if err != nil {
+			s.problem(chain, at, "an inline entry that is not a list of objects")
+			return 0, false, nil
+		}
+		if !s.checkYAML(chain, at, []byte(entry)) {
+			return 0, false, nil
+		}
+		ours := s.classify(chain, kustName, at, field, kustName, objects, true)
+		return int64(len(objects)), ours, nil
+	}
+	resolved, err := s.local(dir, entry)
+	if err != nil {
+		s.problem(chain, at, "%v", err)
+		return 0, false, nil
+	}
+	if resolved == "" {
+		s.problem(chain, at, "%s is neither a file nor a directory of the repository: kustomize would try it as a remote repository, and flapp-services fetches nothing", shown(entry))
+		return 0, false, nil
+	}
+	full := filepath.Join(dir, entry)
+	info, err := s.tree.Stat(full)
+	if err != nil {
+		return 0, false, err
+	}
+	if info.IsDir() {
+		file, ok := s.kustomizationFile(full)
+		if !ok {
+			return 0, false, nil // kustomize says what is missing
+		}
+		c, err := s.visit(full, append(slices.Clone(chain), path.Join(filepath.ToSlash(entry), filepath.Base(file))), true)
+		return c.Objects, false, err
+	}
+	data, err := s.readFile(full)
+	if err != nil {
+		return 0, false, err
+	}
+	if !s.checkYAML(chain, at, data) {
+		return 0, false, nil
+	}
+	objects, err := parseObjects(data)
+	if err != nil {
+		return 0, false, fmt.Errorf("%s: %s: %s: %w", strings.Join(chain, " → "), at, s.tree.Name(full), err)
+	}
+	ours = s.classify(chain, kustName, at, field, s.tree.Name(full), objects, false)
+	return int64(len(objects)), ours, nil
+}
+
+// pluginFile classifies the objects of a file listed in the resources of a
+// plugin directory's kustomization: each is a plugin configuration.
+func (s *scan) pluginFile(chain []string, entry, full string) error {
+	data, err := s.readFile(full)
+	if err != nil {
+		return err
+	}
+	if !s.checkYAML(chain, entry, data) {
+		return nil
+	}
+	objects, err := parseObjects(data)
+	if err != nil {
+		return fmt.Errorf("%s: %s: %s: %w", strings.Join(chain, " → "), entry, s.tree.Name(full), err)
+	}
+	if s.classify(chain, "", entry, "plugin", s.tree.Name(full), objects, false) {
+		s.problem(chain, entry, "%s holds flapp-services' entry in a directory of plugin configurations: list that file under transformers of the kustomization that runs it", s.tree.Name(full))
 	}
 	return nil
 }
 
-// maybeBase scans p, an entry of resources or components, when it is a
-// directory: a base or component with a kustomization of its own. Its
-// error is a path the build may not read (outside the repository).
-func (b *Build) maybeBase(dir, p string) error {
-	if filepath.IsAbs(p) {
-		return nil // kustomize refuses it itself
-	}
-	info, err := b.tree.Stat(filepath.Join(dir, p))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil // missing: kustomize reports it
-	}
-	if err != nil {
-		return err
-	}
-	if !info.IsDir() {
-		return nil // a file: kustomize reads it
-	}
-	return b.scan(filepath.Join(dir, p))
-}
-
-// plugin classifies one entry of generators, transformers or validators:
-// a path to a file or directory, or inline YAML. It reports whether the
-// entry is flapp-services' own (a transformer the render does not execute).
-func (b *Build) plugin(kustFile, dir, field, entry string) (bool, error) {
-	objects, source, err := b.pluginObjects(dir, entry)
-	if err != nil {
-		return false, err
-	}
-	if source == "" {
-		source = kustFile
-	}
-	if objects == nil {
-		if isRemote(entry) {
-			b.problem(kustFile, "%s: %s is remote: flapp-services builds only what the repository holds, and fetches nothing", field, entry)
-		}
-		return false, nil // a directory, or missing: kustomize builds or reports it
+// classify records a problem for every configuration that would run
+// anything but a builtin, and says whether the entry is flapp-services'
+// own. kustName is the kustomization file listing the entry and source the
+// file the configurations are in (the kustomization itself when inline),
+// both as messages name them.
+func (s *scan) classify(chain []string, kustName, at, field, source string, objects []*yaml.RNode, inline bool) bool {
+	where := source
+	if inline {
+		where = "the inline entry"
 	}
 	ours := 0
 	for _, obj := range objects {
@@ -214,113 +442,52 @@ func (b *Build) plugin(kustFile, dir, field, entry string) (bool, error) {
 		case flappServices:
 			ours++
 			if field != "transformers" {
-				b.problem(kustFile, "%s: %s lists flapp-services, a transformer: list it under transformers", field, b.tree.Name(source))
+				if field != "plugin" {
+					s.problem(chain, at, "%s lists flapp-services, a transformer: list it under transformers", where)
+				}
 				continue
 			}
-			b.Functions = append(b.Functions, Function{Kustomization: b.tree.Name(kustFile), Source: b.tree.Name(source), Config: obj})
+			s.Functions = append(s.Functions, Function{Kustomization: kustName, Source: source, Config: obj})
 		case function:
-			b.problem(kustFile, "%s: %s runs %s: flapp-services' build runs no KRM function; its own entry is read as its configuration, and nothing else is executed", field, b.tree.Name(source), what)
+			s.problem(chain, at, "%s runs %s: flapp-services' build runs no KRM function; its own entry is read as its configuration, and nothing else is executed", where, what)
 		case plugin:
-			b.problem(kustFile, "%s: %s configures the kustomize plugin %s: flapp-services' build runs builtin transformers and generators only", field, b.tree.Name(source), what)
+			s.problem(chain, at, "%s configures the kustomize plugin %s: flapp-services' build runs builtin transformers and generators only", where, what)
 		}
 	}
 	if ours > 0 && ours < len(objects) {
-		b.problem(kustFile, "%s: %s holds flapp-services' entry and other configurations: give flapp-services' entry a file of its own", field, b.tree.Name(source))
+		s.problem(chain, at, "%s holds flapp-services' entry and other configurations: give flapp-services' entry a file of its own", where)
 	}
-	return ours > 0 && field == "transformers", nil
+	return ours > 0 && field == "transformers"
 }
 
-// pluginObjects reads the objects of a plugin entry: inline YAML, or a file
-// (then source is its path). It returns no objects for a directory or a
-// path that does not exist.
-func (b *Build) pluginObjects(dir, entry string) (objects []*yaml.RNode, source string, err error) {
-	if inline, err := parseObjects([]byte(entry)); err == nil && len(inline) > 0 {
-		return inline, "", nil
-	}
-	if isRemote(entry) || filepath.IsAbs(entry) {
-		return nil, "", nil
-	}
-	p := filepath.Join(dir, entry)
-	info, err := b.tree.Stat(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, "", nil
-	}
+// readFile reads a file of the tree once for the scan and the build: the
+// build's first read of it is served from memory and not counted again.
+func (b *Build) readFile(p string) ([]byte, error) {
+	resolved, err := b.tree.Resolve(p)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	if !info.Mode().IsRegular() {
-		return nil, "", nil
+	if data, ok := b.read[resolved]; ok {
+		return data, b.tree.Charge(b.tree.Name(p), int64(len(data)))
 	}
 	data, err := b.tree.ReadFile(p)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	objects, err = parseObjects(data)
-	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", b.tree.Name(p), err)
-	}
-	return objects, p, nil
+	b.read[resolved] = data
+	return data, nil
 }
 
-func openAPIPath(k types.Kustomization) []string {
-	if p, ok := k.OpenAPI["path"]; ok {
-		return []string{p}
+// shown is an entry as a message quotes it: as written when it is a plain
+// path, else quoted and, past 100 bytes, cut.
+func shown(entry string) string {
+	if len(entry) <= 100 && strconv.Quote(entry) == `"`+entry+`"` {
+		return entry
 	}
-	return nil
-}
-
-func patchPaths(k types.Kustomization) []string {
-	var out []string
-	// kustomize v5 still reads the deprecated fields; so must the scan.
-	for _, p := range append(slices.Clone(k.Patches), k.PatchesJson6902...) { //nolint:staticcheck // read as kustomize reads them
-		if p.Path != "" {
-			out = append(out, p.Path)
-		}
+	if len(entry) > 100 {
+		return strconv.Quote(entry[:100]) + "..."
 	}
-	for _, p := range k.PatchesStrategicMerge { //nolint:staticcheck // read as kustomize reads them
-		out = append(out, string(p))
-	}
-	return out
-}
-
-func replacementPaths(k types.Kustomization) []string {
-	var out []string
-	for _, r := range k.Replacements {
-		if r.Path != "" {
-			out = append(out, r.Path)
-		}
-	}
-	return out
-}
-
-func generatorPaths(args []types.ConfigMapArgs) []string {
-	var out []string
-	for _, a := range args {
-		out = append(out, sourcePaths(a.KvPairSources)...)
-	}
-	return out
-}
-
-func secretPaths(args []types.SecretArgs) []string {
-	var out []string
-	for _, a := range args {
-		out = append(out, sourcePaths(a.KvPairSources)...)
-	}
-	return out
-}
-
-func sourcePaths(s types.KvPairSources) []string {
-	out := slices.Clone(s.EnvSources)
-	if s.EnvSource != "" {
-		out = append(out, s.EnvSource)
-	}
-	for _, f := range s.FileSources {
-		if _, p, found := strings.Cut(f, "="); found {
-			f = p
-		}
-		out = append(out, f)
-	}
-	return out
+	return strconv.Quote(entry)
 }
 
 // withoutTransformers is a kustomization file's content without the given

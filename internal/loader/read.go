@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,10 +20,10 @@ func (l *Loader) Read(f File) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", f.Name, err)
 	}
 	if int64(len(data)) > l.limits.MaxFileSize {
-		return nil, fmt.Errorf("%s grew over the ceiling of %s per file (--max-file-size) while it was read", f.Name, human(l.limits.MaxFileSize))
+		return nil, ceiling("%s grew over the ceiling of %s per file (--max-file-size) while it was read", f.Name, human(l.limits.MaxFileSize))
 	}
 	if l.total += int64(len(data)) - f.size; l.total > l.limits.MaxInputSize {
-		return nil, fmt.Errorf("%s grew while it was read, bringing the input over the ceiling of %s in total (--max-input-size)", f.Name, human(l.limits.MaxInputSize))
+		return nil, ceiling("%s grew while it was read, bringing the input over the ceiling of %s in total (--max-input-size)", f.Name, human(l.limits.MaxInputSize))
 	}
 	return data, nil
 }
@@ -34,7 +35,7 @@ func (l *Loader) ReadStream(name string, r io.Reader) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if int64(len(data)) > l.limits.MaxFileSize {
-		return nil, fmt.Errorf("%s is over the ceiling of %s per file (--max-file-size)", name, human(l.limits.MaxFileSize))
+		return nil, ceiling("%s is over the ceiling of %s per file (--max-file-size)", name, human(l.limits.MaxFileSize))
 	}
 	if err := l.account(name, int64(len(data))); err != nil {
 		return nil, err
@@ -93,4 +94,17 @@ func (l *Loader) OpenConfined(flag, name, resolved string, ceiling int64) (*os.F
 		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
 	return fh, nil
+}
+
+// ErrCeiling is what every error of a size ceiling is: a caller that reads
+// on another's behalf (a kustomize build) tells it from a missing file.
+var ErrCeiling = errors.New("over a size ceiling")
+
+type ceilingError struct{ msg string }
+
+func (e *ceilingError) Error() string        { return e.msg }
+func (e *ceilingError) Is(target error) bool { return target == ErrCeiling }
+
+func ceiling(format string, args ...any) error {
+	return &ceilingError{fmt.Sprintf(format, args...)}
 }

@@ -44,21 +44,57 @@ func (t *Tree) Name(p string) string {
 // Resolve resolves the absolute path p through its symlinks. Under RootOnly
 // the result must lie inside the tree; the error names the symlink that
 // leads out.
+//
+// Under RootOnly a path that leads outside is refused before the disk is
+// asked whether its target exists, so that no message tells what lies
+// outside the tree: a path written outside it, and one through a symlink
+// whose target is outside it, get the same error whether or not that
+// target exists.
 func (t *Tree) Resolve(p string) (string, error) {
 	p = filepath.Clean(p)
+	confined := t.l.restrictor == RootOnly
+	if confined && !within(p, t.dir) {
+		return "", t.l.outside(t.Name(p), p, p, t.where())
+	}
 	resolved, err := t.l.resolve(p)
 	if err != nil {
+		if link, target := t.l.firstLink(p); confined && link != "" {
+			if abs := t.linkTarget(link, target); !within(abs, t.dir) {
+				return "", t.l.outside(t.Name(p), p, abs, t.where())
+			}
+		}
 		return "", err
 	}
-	if t.l.restrictor == RootOnly && !within(resolved, t.dir) {
-		where := t.l.topName()
-		if t.dir != t.l.top {
-			where = "the PATH " + t.Name(t.dir)
-		}
-		return "", t.l.outside(t.Name(p), p, resolved, where)
+	if confined && !within(resolved, t.dir) {
+		return "", t.l.outside(t.Name(p), p, resolved, t.where())
 	}
 	return resolved, nil
 }
+
+// where names the tree in messages.
+func (t *Tree) where() string {
+	if t.dir != t.l.top {
+		return "the PATH " + t.Name(t.dir)
+	}
+	return t.l.topName()
+}
+
+// linkTarget is the absolute path a symlink (as firstLink names it) points
+// at, cleaned, not resolved.
+func (t *Tree) linkTarget(link, target string) string {
+	if filepath.IsAbs(target) {
+		return filepath.Clean(target)
+	}
+	dir := filepath.Dir(filepath.FromSlash(link))
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(t.l.cwd, dir)
+	}
+	return filepath.Join(dir, target)
+}
+
+// Charge counts n more bytes toward the run's total ceiling, for a file
+// read again from memory (each read of a build counts, as if from disk).
+func (t *Tree) Charge(name string, n int64) error { return t.l.account(name, n) }
 
 // Stat is os.Stat of a path of the tree.
 func (t *Tree) Stat(p string) (fs.FileInfo, error) {
@@ -91,10 +127,10 @@ func (t *Tree) ReadFile(p string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if int64(len(data)) > t.l.limits.MaxFileSize {
-		return nil, fmt.Errorf("%s grew over the ceiling of %s per file (--max-file-size) while it was read", name, human(t.l.limits.MaxFileSize))
+		return nil, ceiling("%s grew over the ceiling of %s per file (--max-file-size) while it was read", name, human(t.l.limits.MaxFileSize))
 	}
 	if t.l.total += int64(len(data)) - f.size; t.l.total > t.l.limits.MaxInputSize {
-		return nil, fmt.Errorf("%s grew while it was read, bringing the input over the ceiling of %s in total (--max-input-size)", name, human(t.l.limits.MaxInputSize))
+		return nil, ceiling("%s grew while it was read, bringing the input over the ceiling of %s in total (--max-input-size)", name, human(t.l.limits.MaxInputSize))
 	}
 	return data, nil
 }
