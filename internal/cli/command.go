@@ -79,8 +79,8 @@ stdout and the exit code is 1. Details: ` + readme,
 			if opts.MaxDocumentNodes < 1 {
 				return fmt.Errorf("--max-document-nodes must be a positive integer, not %d", opts.MaxDocumentNodes)
 			}
-			if opts.Build.MaxBuilds < 1 || opts.Build.MaxCost < 1 {
-				return fmt.Errorf("--max-build-count and --max-build-cost must be positive integers")
+			if opts.Build.MaxBuilds < 1 || opts.Build.MaxCost < 1 || opts.Build.MaxTime <= 0 {
+				return fmt.Errorf("--max-build-count, --max-build-cost and --max-build-time must be positive")
 			}
 			if opts.MaxObjectNodes < 1 {
 				return fmt.Errorf("--max-object-nodes must be a positive integer, not %d", opts.MaxObjectNodes)
@@ -109,6 +109,7 @@ stdout and the exit code is 1. Details: ` + readme,
 	renderCmd.Flags().Int64Var(&opts.Build.MaxBuilds, "max-build-count", kustomize.DefaultMaxBuilds, "most kustomization builds one kustomize build may run (a base is built once for each way it is reached)")
 	renderCmd.Flags().Int64Var(&opts.Build.MaxCost, "max-build-cost", kustomize.DefaultMaxCost, "most a kustomize build may cost, as estimated before it runs (SECURITY.md)")
 	renderCmd.Flags().Var(byteSize{&opts.Build.MaxOutput, kustomize.DefaultMaxOutput}, "max-build-output", "most bytes a kustomize build may output, estimated before it runs and counted after")
+	renderCmd.Flags().DurationVar(&opts.Build.MaxTime, "max-build-time", kustomize.DefaultMaxTime, "longest a kustomize build may run: a backstop to --max-build-cost")
 	renderCmd.Flags().BoolVar(&opts.Strict, "strict", false, "fail on any warning (exit 1, nothing on stdout): Argo CD shows a plugin's stderr only when it fails")
 	renderCmd.Flags().BoolVar(&renderArgoCD, "argocd-env", false, argoCDRenderFlagUsage)
 

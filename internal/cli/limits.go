@@ -81,6 +81,8 @@ var Limits = []Limit{
 		"internal/kustomize.Scan: estimated from the kustomization and resource files, before anything is built"},
 	{"kustomize build output", sizeString(kustomize.DefaultMaxOutput), "--max-build-output", "",
 		"internal/kustomize: estimated by the scan before anything is built, counted on the output after"},
+	{"kustomize build time", kustomize.DefaultMaxTime.String(), "--max-build-time", "",
+		"internal/kustomize.Build.Run: wall clock, a backstop to the estimate; the build is abandoned and the render fails"},
 	{"Services per run", countString(fn.DefaultMaxServices), "--max-services", "maxServices",
 		"fn.Run.Finish: replica counts added up, before any Service is built"},
 	{"Services per FLApp", countString(render.DefaultMaxServicesPerFLApp), "", "maxServicesPerFLApp",

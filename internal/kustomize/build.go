@@ -5,8 +5,10 @@ import (
 	"maps"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -35,7 +37,25 @@ func (b *Build) Run() (data []byte, files []string, err error) {
 		return nil, nil, err
 	}
 	fsys := &confinedFS{build: b, rewrites: rewrites, served: map[string]bool{}}
-	m, err := krusty.MakeKustomizer(opts).Run(fsys, b.dir)
+	type built struct {
+		m   resmap.ResMap
+		err error
+	}
+	done := make(chan built, 1)
+	go func() {
+		m, err := krusty.MakeKustomizer(opts).Run(fsys, b.dir)
+		done <- built{m, err}
+	}()
+	var m resmap.ResMap
+	select {
+	case r := <-done:
+		m, err = r.m, r.err
+	case <-time.After(b.limits.MaxTime):
+		// A backstop for what the estimate cannot see; the build is
+		// abandoned, and the render that fails with this error ends the
+		// process with it.
+		return nil, nil, fmt.Errorf("%s: the build ran past its deadline of %s (--max-build-time): its cost is beyond what the scan estimates; split the application, or raise the deadline and Argo CD's timeout together", b.File, b.limits.MaxTime)
+	}
 	if fsys.refused != nil {
 		return nil, nil, fsys.refused // kustomize wraps it in its own words
 	}

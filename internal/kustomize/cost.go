@@ -3,6 +3,7 @@ package kustomize
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"sigs.k8s.io/kustomize/api/types"
 )
@@ -10,20 +11,23 @@ import (
 // Limits bound a build before it runs, and its output after. Zero means
 // the default.
 type Limits struct {
-	MaxDocumentNodes int   // any YAML document the build parses, aliases expanded
-	MaxBuilds        int64 // kustomization builds, each base once per way it is reached
-	MaxCost          int64 // the build's estimated cost (Cost.Work)
-	MaxOutput        int64 // bytes of the build's output, estimated before and counted after
+	MaxDocumentNodes int           // any YAML document the build parses, aliases expanded
+	MaxBuilds        int64         // kustomization builds, each base once per way it is reached
+	MaxCost          int64         // the build's estimated cost (Cost.Work)
+	MaxOutput        int64         // bytes of the build's output, estimated before and counted after
+	MaxTime          time.Duration // the build's wall-clock deadline, a backstop to the estimate
 }
 
 // Defaults of the build's ceilings. DefaultMaxCost is about half of Argo
 // CD's manifest generation deadline on a 2-core machine, the cost model
 // calibrated against kustomize as SECURITY.md says; DefaultMaxOutput is
-// twice the input a render reads.
+// twice the input a render reads; DefaultMaxTime, a backstop, leaves a
+// quarter of Argo CD's deadline to the render after the build.
 const (
 	DefaultMaxBuilds int64 = 1000
 	DefaultMaxCost   int64 = 30_000_000
 	DefaultMaxOutput int64 = 64 << 20
+	DefaultMaxTime         = 45 * time.Second
 )
 
 func (l Limits) withDefaults() Limits {
@@ -38,6 +42,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxOutput == 0 {
 		l.MaxOutput = DefaultMaxOutput
+	}
+	if l.MaxTime == 0 {
+		l.MaxTime = DefaultMaxTime
 	}
 	return l
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fedlearner/flapp-services/internal/loader"
 	"github.com/stretchr/testify/assert"
@@ -204,4 +205,18 @@ func TestWithoutTransformers(t *testing.T) {
 	out, err := withoutTransformers([]byte("resources: [a.yaml]\ntransformers:\n- fn.yaml\n- labels.yaml\n- |\n  apiVersion: builtin\n  kind: X\n"), []string{"fn.yaml"})
 	require.NoError(t, err)
 	assert.Equal(t, "resources: [a.yaml]\ntransformers:\n- labels.yaml\n- |\n  apiVersion: builtin\n  kind: X\n", string(out))
+}
+
+// The deadline is a backstop: a build past it fails, naming it, whatever
+// the estimate said.
+func TestRunStopsAtItsDeadline(t *testing.T) {
+	tr := tree(t, map[string]string{
+		"kustomization.yaml": "resources: [cm.yaml]\n",
+		"cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n",
+	})
+	b, err := Scan(tr, tr.Dir(), "kustomization.yaml", true, Limits{MaxTime: time.Nanosecond}, true)
+	require.NoError(t, err)
+	require.Empty(t, b.Problems)
+	_, _, err = b.Run()
+	require.ErrorContains(t, err, "kustomization.yaml: the build ran past its deadline of 1ns (--max-build-time)")
 }
