@@ -31,7 +31,7 @@ type RenderOptions struct {
 	Strict           bool   // fail on any warning
 	Root             string // the repository root, when not the current directory (Argo CD)
 	Limits           loader.Limits
-	Build            kustomize.Limits // a kustomization's build; MaxDocumentNodes is taken from above
+	Build            kustomize.Limits // a kustomization's build; its node ceilings are taken from above
 	Paths            []string
 }
 
@@ -209,6 +209,7 @@ func scanKustomization(ld *loader.Loader, root loader.Root, file string, limits 
 func (m *renderMode) buildLimits() kustomize.Limits {
 	l := m.opts.Build
 	l.MaxDocumentNodes = orDefault(m.opts.MaxDocumentNodes, DefaultMaxDocumentNodes)
+	l.MaxObjectNodes = orDefault(m.opts.MaxObjectNodes, DefaultMaxObjectNodes)
 	return l
 }
 

@@ -12,6 +12,7 @@ import (
 // the default.
 type Limits struct {
 	MaxDocumentNodes int           // any YAML document the build parses, aliases expanded
+	MaxObjectNodes   int           // any object of a resource file, aliases expanded
 	MaxBuilds        int64         // kustomization builds, each base once per way it is reached
 	MaxCost          int64         // the build's estimated cost (Cost.Work)
 	MaxOutput        int64         // bytes of the build's output, estimated before and counted after
@@ -33,6 +34,9 @@ const (
 func (l Limits) withDefaults() Limits {
 	if l.MaxDocumentNodes == 0 {
 		l.MaxDocumentNodes = math.MaxInt // the caller's ceiling, or none
+	}
+	if l.MaxObjectNodes == 0 {
+		l.MaxObjectNodes = math.MaxInt
 	}
 	if l.MaxBuilds == 0 {
 		l.MaxBuilds = DefaultMaxBuilds

@@ -343,6 +343,10 @@ func (s *scan) resource(chain []string, dir, entry, p string, plugins bool) (Cos
 	if !s.checkYAML(chain, entry, data) {
 		return Cost{}, nil
 	}
+	if msg := objectProblem(data, s.limits.MaxObjectNodes); msg != "" {
+		s.problem(chain, entry, "%s: %s", s.tree.Name(full), msg)
+		return Cost{}, nil
+	}
 	return Cost{Objects: countObjects(data), Bytes: int64(len(data))}, nil
 }
 

@@ -36,6 +36,30 @@ func yamlProblem(data []byte, max int) string {
 	}
 }
 
+// objectProblem says which document of data, a file of resources, is an
+// object over the object node ceiling (a List's items are objects, not it):
+// the render would refuse it after the build, and kustomize's time on one
+// object grows faster than its size. Only documents whose byte bound is
+// over the ceiling are parsed.
+func objectProblem(data []byte, max int) string {
+	for i, doc := range splitDocuments(data) {
+		if nodes.Bound(doc) <= max {
+			continue
+		}
+		var n yaml.Node
+		if yaml.NewDecoder(strings.NewReader(doc)).Decode(&n) != nil {
+			continue // kustomize says what is wrong
+		}
+		if strings.HasSuffix(yaml.NewRNode(&n).GetKind(), "List") {
+			continue
+		}
+		if nodes.Expanded(&n, max) > max {
+			return fmt.Sprintf("document %d is an object of over %d YAML nodes (--max-object-nodes): no Kubernetes object is that large; split it", i+1, max)
+		}
+	}
+	return ""
+}
+
 // checkYAML records a problem when data is over the node ceiling, and
 // says whether it is within it.
 func (b *Build) checkYAML(chain []string, entry string, data []byte) bool {
