@@ -54,7 +54,7 @@ func (b *Build) Run() (data []byte, files []string, err error) {
 		// A backstop for what the estimate cannot see; the build is
 		// abandoned, and the render that fails with this error ends the
 		// process with it.
-		return nil, nil, fmt.Errorf("%s: the build ran past its deadline of %s (--max-build-time): its cost is beyond what the scan estimates; split the application, or raise the deadline and Argo CD's timeout together", b.File, b.limits.MaxTime)
+		return nil, nil, fmt.Errorf("the build ran past its deadline of %s (--max-build-time): its cost is beyond what the scan estimates; split the application, or raise the deadline and Argo CD's timeout together", b.limits.MaxTime)
 	}
 	if fsys.refused != nil {
 		return nil, nil, fsys.refused // kustomize wraps it in its own words
@@ -79,7 +79,7 @@ func (b *Build) Run() (data []byte, files []string, err error) {
 		return nil, nil, fmt.Errorf("kustomize build: %w", err)
 	}
 	if int64(len(data)) > b.limits.MaxOutput {
-		return nil, nil, fmt.Errorf("%s: the build's output is %d bytes, over the ceiling of %d bytes (--max-build-output)", b.File, len(data), b.limits.MaxOutput)
+		return nil, nil, fmt.Errorf("the build's output is %d bytes, over the ceiling of %d bytes (--max-build-output)", len(data), b.limits.MaxOutput)
 	}
 	return data, files, nil
 }

@@ -218,5 +218,5 @@ func TestRunStopsAtItsDeadline(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, b.Problems)
 	_, _, err = b.Run()
-	require.ErrorContains(t, err, "kustomization.yaml: the build ran past its deadline of 1ns (--max-build-time)")
+	require.ErrorContains(t, err, "the build ran past its deadline of 1ns (--max-build-time)")
 }
