@@ -34,6 +34,7 @@ func writeMemoryInputs(out string) {
 	lists, _ := benchdata.NodeBoundLists(benchdata.FileCeiling)
 	write(filepath.Join(dir, benchdata.ListsFile), lists)
 	writeOverlay(filepath.Join(dir, benchdata.OverlayDir))
+	writeHostile(filepath.Join(dir, benchdata.HostileDir))
 	fmt.Fprintln(os.Stderr, "memory-budget inputs written to", dir)
 }
 
@@ -60,5 +61,18 @@ func writeOverlay(dir string) {
 		overlay := strings.Replace(base, "base", "overlay", 1)
 		check(os.MkdirAll(filepath.Join(dir, overlay), 0o755))
 		write(filepath.Join(dir, overlay, "kustomization.yaml"), benchdata.OverlayKustomization(base))
+	}
+}
+
+// writeHostile writes the hostile kustomize families' roots (see
+// benchdata.HostileCases).
+func writeHostile(dir string) {
+	check(os.RemoveAll(dir))
+	for _, c := range benchdata.HostileCases() {
+		for name, content := range c.Files {
+			p := filepath.Join(dir, c.Name, name)
+			check(os.MkdirAll(filepath.Dir(p), 0o755))
+			write(p, []byte(content))
+		}
 	}
 }

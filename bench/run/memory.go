@@ -92,6 +92,13 @@ func (o outcome) verdict(ok bool) string {
 	return v
 }
 
+// The Argo CD sidecar of examples/argocd: its memory limit (KiB) and its
+// GOMEMLIMIT.
+const (
+	sidecarLimit      = 640 << 10
+	sidecarGOMEMLIMIT = "GOMEMLIMIT=256MiB"
+)
+
 func memoryBudgets(bin, before, noop, kustomize, data string, runs int) {
 	dir := filepath.Join(data, benchdata.MemoryDir)
 	if _, err := os.Stat(filepath.Join(dir, benchdata.OverlayDir)); err != nil {
@@ -161,6 +168,21 @@ func memoryBudgets(bin, before, noop, kustomize, data string, runs int) {
 				{"namespace: " + benchdata.OverlayNamespace, benchdata.OverlayFLApps * (1 + benchdata.ServicesPerFLApp)}}},
 			baseline: &baseline{what: "kustomize building it", cmd: command{name: "kustomize build", argv: []string{kustomize, "build", in(filepath.Join(benchdata.OverlayDir, "overlay-plain"))}},
 				expect: expect{counts: []count{{"kind: FLApp", benchdata.OverlayFLApps}, {"namespace: " + benchdata.OverlayNamespace, benchdata.OverlayFLApps}}}}},
+	}
+	// The hostile kustomize families, as the Argo CD sidecar runs them:
+	// render against its memory limit, discover against its own budget.
+	for _, c := range benchdata.HostileCases() {
+		root := in(filepath.Join(benchdata.HostileDir, c.Name))
+		e := expect{exit: c.Exit, reason: c.Reason}
+		if c.Count != "" {
+			e.counts = []count{{c.Count, c.Want}}
+		}
+		argv := append(append([]string{bin, "render"}, c.Args...), ".")
+		rows = append(rows,
+			budget{input: "hostile: " + c.Input, mode: "render (kustomize build)", expect: e, ceiling: sidecarLimit,
+				cmd: command{name: "render " + c.Name, argv: argv, dir: root, env: []string{sidecarGOMEMLIMIT}}},
+			budget{input: "hostile: " + c.Input, mode: "discover", expect: expect{}, ceiling: 128 << 10,
+				cmd: command{name: "discover " + c.Name, argv: []string{bin, "discover", "."}, dir: root, env: []string{sidecarGOMEMLIMIT}}})
 	}
 
 	// Rows run round by round, so every row sees the same machine load; a

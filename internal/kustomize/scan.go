@@ -37,6 +37,11 @@ const (
 // how many more there are.
 const maxProblems = 20
 
+// maxPluginConfigs bounds the configurations one plugin file or inline
+// entry may hold, counted before they are parsed: parsing one costs about
+// what a small object does, and each visits every object of the build.
+const maxPluginConfigs = 1000
+
 // Build is a kustomization root, scanned: what its build reads and runs.
 type Build struct {
 	tree   *loader.Tree
@@ -357,6 +362,9 @@ func (s *scan) resource(chain []string, dir, entry, p string, plugins bool) (Cos
 // flapp-services' own entry (a transformer the render does not execute).
 func (s *scan) plugin(chain []string, kustName, dir, field string, i int, entry string) (configs int64, ours bool, err error) {
 	at := fmt.Sprintf("%s[%d]", field, i)
+	if !s.checkConfigs(chain, at, "the inline entry", []byte(entry)) {
+		return 0, false, nil
+	}
 	if _, err := s.resmaps.NewResMapFromBytes([]byte(entry)); err == nil {
 		// kustomize's own test (KustTarget.configureExternalTransformers):
 		// what parses as objects is inline.
@@ -397,7 +405,7 @@ func (s *scan) plugin(chain []string, kustName, dir, field string, i int, entry 
 	if err != nil {
 		return 0, false, err
 	}
-	if !s.checkYAML(chain, at, data) {
+	if !s.checkYAML(chain, at, data) || !s.checkConfigs(chain, at, s.tree.Name(full), data) {
 		return 0, false, nil
 	}
 	objects, err := parseObjects(data)
@@ -415,7 +423,7 @@ func (s *scan) pluginFile(chain []string, entry, full string) error {
 	if err != nil {
 		return err
 	}
-	if !s.checkYAML(chain, entry, data) {
+	if !s.checkYAML(chain, entry, data) || !s.checkConfigs(chain, entry, s.tree.Name(full), data) {
 		return nil
 	}
 	objects, err := parseObjects(data)
@@ -462,6 +470,16 @@ func (s *scan) classify(chain []string, kustName, at, field, source string, obje
 		s.problem(chain, at, "%s holds flapp-services' entry and other configurations: give flapp-services' entry a file of its own", where)
 	}
 	return ours > 0 && field == "transformers"
+}
+
+// checkConfigs records a problem when data holds more documents than a
+// plugin file may, and says whether it is within the ceiling.
+func (s *scan) checkConfigs(chain []string, at, where string, data []byte) bool {
+	if n := len(splitDocuments(data)); n > maxPluginConfigs {
+		s.problem(chain, at, "%s holds %d plugin configurations, over the ceiling of %d", where, n, maxPluginConfigs)
+		return false
+	}
+	return true
 }
 
 // readFile reads a file of the tree once for the scan and the build: the

@@ -21,8 +21,8 @@ func yamlProblem(data []byte, max int) string {
 			return fmt.Sprintf("document %d has up to %d YAML nodes, over the ceiling of %d per document (--max-document-nodes)", i+1, n, max)
 		}
 	}
-	if !bytes.ContainsRune(data, '&') || !bytes.ContainsRune(data, '*') {
-		return "" // no alias without an anchor
+	if !hasAliases(string(data)) {
+		return ""
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	for i := 1; ; i++ {
@@ -40,10 +40,10 @@ func yamlProblem(data []byte, max int) string {
 // object over the object node ceiling (a List's items are objects, not it):
 // the render would refuse it after the build, and kustomize's time on one
 // object grows faster than its size. Only documents whose byte bound is
-// over the ceiling are parsed.
+// over the ceiling, or that may hold aliases, are parsed.
 func objectProblem(data []byte, max int) string {
 	for i, doc := range splitDocuments(data) {
-		if nodes.Bound(doc) <= max {
+		if nodes.Bound(doc) <= max && !hasAliases(doc) {
 			continue
 		}
 		var n yaml.Node
@@ -95,7 +95,7 @@ func (b *Build) checkInline(chain []string, content []byte) {
 				walk(c, fmt.Sprintf("%s[%d]", at, i))
 			}
 		case yaml.ScalarNode:
-			if strings.ContainsRune(n.Value, '&') && strings.ContainsRune(n.Value, '*') {
+			if hasAliases(n.Value) {
 				b.checkYAML(chain, at, []byte(n.Value))
 			}
 		}
@@ -160,3 +160,7 @@ func countObjects(data []byte) int64 {
 		}
 	}
 }
+
+// hasAliases says whether YAML text may hold an alias: never without both
+// an anchor's '&' and an alias's '*'.
+func hasAliases(s string) bool { return strings.ContainsRune(s, '&') && strings.ContainsRune(s, '*') }
