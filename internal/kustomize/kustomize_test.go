@@ -220,3 +220,30 @@ func TestRunStopsAtItsDeadline(t *testing.T) {
 	_, _, err = b.Run()
 	require.ErrorContains(t, err, "the build ran past its deadline of 1ns (--max-build-time)")
 }
+
+// The estimate counts what kustomize builds: a base once for each way it
+// is reached, the configurations of a transformer directory as
+// transformations of its referrer.
+func TestScanCost(t *testing.T) {
+	cm := func(name string) string { return "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + "}\n" }
+	label := "apiVersion: builtin\nkind: LabelTransformer\nmetadata: {name: l}\nlabels: {a: b}\nfieldSpecs: [{path: metadata/labels, create: true}]\n"
+	tr := tree(t, map[string]string{
+		"kustomization.yaml":      "resources: [a, b]\ntransformers: [fns]\nnamePrefix: p-\n",
+		"a/kustomization.yaml":    "resources: [../base]\nnameSuffix: -a\n",
+		"b/kustomization.yaml":    "resources: [../base]\nnameSuffix: -b\n",
+		"base/kustomization.yaml": "resources: [r.yaml]\n",
+		"base/r.yaml":             cm("x") + cm("y") + "---\napiVersion: v1\nkind: List\nitems: [{apiVersion: v1, kind: ConfigMap, metadata: {name: z}}]\n",
+		"fns/kustomization.yaml":  "resources: [l.yaml]\n",
+		"fns/l.yaml":              label + "---\n" + label,
+	})
+	b, err := Scan(tr, tr.Dir(), "kustomization.yaml", true, Limits{}, true)
+	require.NoError(t, err)
+	require.Empty(t, b.Problems)
+	// base: 3 objects (the List's item is one); a and b: 3 each, a suffix;
+	// the root: 6, a prefix and the 2 labels of fns.
+	base := int64(2*3*3 + costPerBuild)
+	ab := base + 2*3*3 + 1600*3*1 + costPerBuild
+	fns := int64(2*2*2 + costPerBuild) // its own build holds its 2 configurations
+	root := 2*ab + fns + 2*6*6 + 1600*6*3 + costPerBuild
+	assert.Equal(t, Cost{Objects: 6, Builds: 6, Work: root, Bytes: b.Cost.Bytes}, b.Cost)
+}

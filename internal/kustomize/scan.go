@@ -228,7 +228,7 @@ func (s *scan) visit(dir string, chain []string, plugins bool) (Cost, error) {
 		entries []string
 	}{{"generators", k.Generators}, {"transformers", k.Transformers}, {"validators", k.Validators}} {
 		for i, entry := range list.entries {
-			configs, ours, err := s.plugin(chain, s.tree.Name(kustFile), dir, list.field, i, entry)
+			c, ours, err := s.plugin(chain, s.tree.Name(kustFile), dir, list.field, i, entry)
 			if err != nil {
 				return Cost{}, err
 			}
@@ -236,11 +236,15 @@ func (s *scan) visit(dir string, chain []string, plugins bool) (Cost, error) {
 				drop = append(drop, entry)
 				continue
 			}
+			// A plugin directory is built like a base; its objects are
+			// configurations, each of which makes an object or more
+			// (generators) or visits every object (the others).
+			own.add(Cost{Builds: c.Builds, Work: c.Work})
 			switch list.field {
 			case "generators":
-				own.Objects += configs // each makes an object or more
+				own.Objects = sat(own.Objects + c.Objects)
 			default:
-				transforms += configs
+				transforms = sat(transforms + c.Objects)
 			}
 		}
 	}
@@ -335,8 +339,10 @@ func (s *scan) resource(chain []string, dir, entry, p string, plugins bool) (Cos
 		return s.visit(full, append(slices.Clone(chain), path.Join(filepath.ToSlash(p), filepath.Base(file))), plugins)
 	}
 	if plugins {
-		// A plugin directory's resources are plugin configurations.
-		return Cost{}, s.pluginFile(chain, entry, full)
+		// A plugin directory's resources are plugin configurations: its
+		// objects are the transformations it brings its referrer.
+		configs, err := s.pluginFile(chain, entry, full)
+		return Cost{Objects: configs}, err
 	}
 	if !s.estimate {
 		return Cost{}, nil
@@ -358,12 +364,13 @@ func (s *scan) resource(chain []string, dir, entry, p string, plugins bool) (Cos
 // plugin classifies one entry of generators, transformers or validators:
 // inline YAML (when kustomize reads it so), a file of plugin
 // configurations, or a directory built as a kustomization whose objects
-// are. It returns how many configurations it holds, and whether it is
-// flapp-services' own entry (a transformer the render does not execute).
-func (s *scan) plugin(chain []string, kustName, dir, field string, i int, entry string) (configs int64, ours bool, err error) {
+// are. It returns what it costs, its Objects being the configurations it
+// holds, and whether it is flapp-services' own entry (a transformer the
+// render does not execute).
+func (s *scan) plugin(chain []string, kustName, dir, field string, i int, entry string) (cost Cost, ours bool, err error) {
 	at := fmt.Sprintf("%s[%d]", field, i)
 	if !s.checkConfigs(chain, at, "the inline entry", []byte(entry)) {
-		return 0, false, nil
+		return Cost{}, false, nil
 	}
 	if _, err := s.resmaps.NewResMapFromBytes([]byte(entry)); err == nil {
 		// kustomize's own test (KustTarget.configureExternalTransformers):
@@ -371,69 +378,70 @@ func (s *scan) plugin(chain []string, kustName, dir, field string, i int, entry 
 		objects, err := parseObjects([]byte(entry))
 		if err != nil {
 			s.problem(chain, at, "an inline entry that is not a list of objects")
-			return 0, false, nil
+			return Cost{}, false, nil
 		}
 		if !s.checkYAML(chain, at, []byte(entry)) {
-			return 0, false, nil
+			return Cost{}, false, nil
 		}
 		ours := s.classify(chain, kustName, at, field, kustName, objects, true)
-		return int64(len(objects)), ours, nil
+		return Cost{Objects: int64(len(objects))}, ours, nil
 	}
 	resolved, err := s.local(dir, entry)
 	if err != nil {
 		s.problem(chain, at, "%v", err)
-		return 0, false, nil
+		return Cost{}, false, nil
 	}
 	if resolved == "" {
 		s.problem(chain, at, "%s is neither a file nor a directory of the repository: kustomize would try it as a remote repository, and flapp-services fetches nothing", shown(entry))
-		return 0, false, nil
+		return Cost{}, false, nil
 	}
 	full := filepath.Join(dir, entry)
 	info, err := s.tree.Stat(full)
 	if err != nil {
-		return 0, false, err
+		return Cost{}, false, err
 	}
 	if info.IsDir() {
 		file, ok := s.kustomizationFile(full)
 		if !ok {
-			return 0, false, nil // kustomize says what is missing
+			return Cost{}, false, nil // kustomize says what is missing
 		}
 		c, err := s.visit(full, append(slices.Clone(chain), path.Join(filepath.ToSlash(entry), filepath.Base(file))), true)
-		return c.Objects, false, err
+		return c, false, err
 	}
 	data, err := s.readFile(full)
 	if err != nil {
-		return 0, false, err
+		return Cost{}, false, err
 	}
 	if !s.checkYAML(chain, at, data) || !s.checkConfigs(chain, at, s.tree.Name(full), data) {
-		return 0, false, nil
+		return Cost{}, false, nil
 	}
 	objects, err := parseObjects(data)
 	if err != nil {
-		return 0, false, fmt.Errorf("%s: %s: %s: %w", strings.Join(chain, " → "), at, s.tree.Name(full), err)
+		return Cost{}, false, fmt.Errorf("%s: %s: %s: %w", strings.Join(chain, " → "), at, s.tree.Name(full), err)
 	}
 	ours = s.classify(chain, kustName, at, field, s.tree.Name(full), objects, false)
-	return int64(len(objects)), ours, nil
+	return Cost{Objects: int64(len(objects))}, ours, nil
 }
 
 // pluginFile classifies the objects of a file listed in the resources of a
-// plugin directory's kustomization: each is a plugin configuration.
-func (s *scan) pluginFile(chain []string, entry, full string) error {
+// plugin directory's kustomization, each a plugin configuration, and
+// counts them.
+func (s *scan) pluginFile(chain []string, entry, full string) (int64, error) {
 	data, err := s.readFile(full)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if !s.checkYAML(chain, entry, data) || !s.checkConfigs(chain, entry, s.tree.Name(full), data) {
-		return nil
+		return 0, nil
 	}
 	objects, err := parseObjects(data)
 	if err != nil {
-		return fmt.Errorf("%s: %s: %s: %w", strings.Join(chain, " → "), entry, s.tree.Name(full), err)
+		return 0, fmt.Errorf("%s: %s: %s: %w", strings.Join(chain, " → "), entry, s.tree.Name(full), err)
 	}
 	if s.classify(chain, "", entry, "plugin", s.tree.Name(full), objects, false) {
 		s.problem(chain, entry, "%s holds flapp-services' entry in a directory of plugin configurations: list that file under transformers of the kustomization that runs it", s.tree.Name(full))
 	}
-	return nil
+	return int64(len(objects)), nil
 }
 
 // classify records a problem for every configuration that would run
