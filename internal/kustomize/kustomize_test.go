@@ -225,7 +225,9 @@ func TestRunStopsAtItsDeadline(t *testing.T) {
 // is reached, the configurations of a transformer directory as
 // transformations of its referrer.
 func TestScanCost(t *testing.T) {
-	cm := func(name string) string { return "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + "}\n" }
+	cm := func(name string) string {
+		return "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + "}\n"
+	}
 	label := "apiVersion: builtin\nkind: LabelTransformer\nmetadata: {name: l}\nlabels: {a: b}\nfieldSpecs: [{path: metadata/labels, create: true}]\n"
 	tr := tree(t, map[string]string{
 		"kustomization.yaml":      "resources: [a, b]\ntransformers: [fns]\nnamePrefix: p-\n",
