@@ -249,3 +249,71 @@ func TestScanCost(t *testing.T) {
 	root := 2*ab + fns + 2*6*6 + 1600*6*3 + costPerBuild
 	assert.Equal(t, Cost{Objects: 6, Builds: 6, Work: root, Bytes: b.Cost.Bytes}, b.Cost)
 }
+
+// Every refusal names the kustomization files from the root and the entry;
+// what kustomize reads as a path is checked as a path, what it reads as
+// YAML as YAML.
+func TestScanProblems(t *testing.T) {
+	bomb := "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\na1: &a1 [*a0, *a0, *a0, *a0, *a0, *a0, *a0, *a0, *a0, *a0]\n" +
+		"a2: &a2 [*a1, *a1, *a1, *a1, *a1, *a1, *a1, *a1, *a1, *a1]\na3: [*a2, *a2, *a2, *a2, *a2, *a2, *a2, *a2, *a2, *a2]\n"
+	execFn := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  annotations:\n    config.kubernetes.io/function: |\n      exec: {path: /bin/sh}\n"
+	for name, c := range map[string]struct {
+		files map[string]string
+		want  string
+	}{
+		"an inline entry kustomize reads as a path": {map[string]string{
+			"kustomization.yaml": "transformers:\n- |\n  file:///x/y.git?ref=--upload-pack=/tmp/c.sh%3B: 1\n  apiVersion: builtin\n  kind: LabelTransformer\n"},
+			`kustomization.yaml: transformers[0]: "file:///x/y.git?ref=--upload-pack=/tmp/c.sh%3B: 1\napiVersion: builtin\nkind: LabelTransformer\n" is remote`},
+		"a remote base of a transformer directory": {map[string]string{
+			"kustomization.yaml": "transformers: [fns]\n", "fns/kustomization.yaml": "resources: ['http://127.0.0.1:1/r.git//x?ref=main']\n"},
+			"kustomization.yaml → fns/kustomization.yaml: resources[0]: http://127.0.0.1:1/r.git//x?ref=main is remote"},
+		"a function in a transformer directory": {map[string]string{
+			"kustomization.yaml": "transformers: [fns]\n", "fns/kustomization.yaml": "resources: [f.yaml]\n", "fns/f.yaml": execFn},
+			"kustomization.yaml → fns/kustomization.yaml: resources[0]: fns/f.yaml runs the exec function /bin/sh"},
+		"a path that is nothing": {map[string]string{"kustomization.yaml": "resources: [gone]\n"},
+			"kustomization.yaml: resources[0]: gone is neither a file nor a directory of the repository"},
+		"an alias bomb in an inline patch": {map[string]string{"kustomization.yaml": "patches:\n- patch: |\n" + indent(bomb, "    ")},
+			"kustomization.yaml: patches[0].patch: document 1 has over 200 YAML nodes once its aliases are expanded"},
+		"an alias bomb in a resource": {map[string]string{"kustomization.yaml": "resources: [r.yaml]\n", "r.yaml": bomb},
+			"kustomization.yaml: resources[0]: document 1 has over 200 YAML nodes once its aliases are expanded"},
+		"Helm": {map[string]string{"kustomization.yaml": "helmCharts: [{name: x}]\n"},
+			"kustomization.yaml: helmCharts[0]: Helm chart inflation runs the helm program"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			tr := tree(t, c.files)
+			b, err := Scan(tr, tr.Dir(), "kustomization.yaml", true, Limits{MaxDocumentNodes: 200}, true)
+			require.NoError(t, err)
+			require.NotEmpty(t, b.Problems)
+			assert.Contains(t, b.Problems[0].String(), c.want)
+		})
+	}
+}
+
+func indent(s, prefix string) string {
+	return prefix + strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n"+prefix) + "\n"
+}
+
+// A path out of the repository is refused in the same words whether or
+// not what it names exists.
+func TestScanTellsNothingOfOutside(t *testing.T) {
+	messages := map[string]string{}
+	for _, target := range []string{"exists", "missing"} {
+		dir := t.TempDir()
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, "exists"), 0o755))
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, "repo"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "repo/kustomization.yaml"), []byte("transformers: [../"+target+"]\nresources: [link]\n"), 0o644))
+		require.NoError(t, os.Symlink("../"+target, filepath.Join(dir, "repo/link")))
+		t.Chdir(filepath.Join(dir, "repo"))
+		ld, err := loader.New(loader.RootOnly, loader.Limits{})
+		require.NoError(t, err)
+		root, err := ld.Resolve(".")
+		require.NoError(t, err)
+		b, err := Scan(ld.Tree(root), root.Path(), "kustomization.yaml", true, Limits{}, true)
+		require.NoError(t, err)
+		require.Len(t, b.Problems, 2)
+		messages[target] = strings.ReplaceAll(strings.ReplaceAll(b.Err().Error(), target, "X"), dir, "D")
+	}
+	assert.Equal(t, messages["exists"], messages["missing"])
+	assert.Contains(t, messages["missing"], "transformers[0]")
+	assert.Contains(t, messages["missing"], "resources[0]")
+}
