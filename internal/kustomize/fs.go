@@ -3,11 +3,10 @@ package kustomize
 import (
 	"errors"
 	"fmt"
-	"github.com/fedlearner/flapp-services/internal/loader"
 	"os"
 	"path/filepath"
-	"slices"
 
+	"github.com/fedlearner/flapp-services/internal/loader"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
@@ -95,20 +94,10 @@ func (c *confinedFS) CleanedAbs(p string) (filesys.ConfirmedDir, string, error) 
 	return filesys.ConfirmedDir(filepath.Dir(resolved)), filepath.Base(resolved), nil
 }
 
-// Glob matches on disk, keeping what resolves inside the tree.
+// Glob is not used by a build (kustomize's API v0.21.2 never calls it): it
+// would read directories of the disk for a pattern a repository wrote.
 func (c *confinedFS) Glob(pattern string) ([]string, error) {
-	matches, err := filepath.Glob(pattern)
-	if err != nil {
-		return nil, err
-	}
-	return slices.DeleteFunc(matches, func(m string) bool {
-		abs, err := filepath.Abs(m)
-		if err != nil {
-			return true
-		}
-		_, err = c.build.tree.Resolve(abs)
-		return err != nil
-	}), nil
+	return nil, fmt.Errorf("flapp-services' kustomize build does not glob (%s)", pattern)
 }
 
 func (c *confinedFS) ReadFile(p string) ([]byte, error) {
