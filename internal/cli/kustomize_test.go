@@ -113,7 +113,7 @@ func TestRenderBuildRefusesWhatWouldRunOrFetch(t *testing.T) {
 		"a remote patch":    {"resources: [../../base]\npatches:\n- path: https://example.com/p.yaml\n", nil, "overlays/prod/kustomization.yaml: patches[0].path: https://example.com/p.yaml is remote"},
 		"a base's remote resource": {"resources: [../../base]\n",
 			map[string]string{"base/kustomization.yaml": "resources: [flapp.yaml, 'https://example.com/x.yaml']\n"},
-			"overlays/prod/kustomization.yaml → ../../base/kustomization.yaml: resources[1]: https://example.com/x.yaml is remote"},
+			"overlays/prod/kustomization.yaml (resources[0]) → ../../base/kustomization.yaml: resources[1]: https://example.com/x.yaml is remote"},
 		"the function as a generator": {"resources: [../../base]\ngenerators: [fn.yaml]\n",
 			map[string]string{"overlays/prod/fn.yaml": "apiVersion: fn.fedlearner.k8s.io/v1alpha1\nkind: FLAppServices\nmetadata: {name: fn}\n"},
 			"overlays/prod/kustomization.yaml: generators[0]: overlays/prod/fn.yaml lists flapp-services, a transformer: list it under transformers"},

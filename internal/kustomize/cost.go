@@ -109,7 +109,7 @@ func (b *Build) checkCost(chain []string) {
 		b.problem(chain, "", "the build runs %s kustomization builds (a base is built once for each way it is reached), over the ceiling of %d (--max-build-count)", count(c.Builds), l.MaxBuilds)
 	}
 	if c.Work > l.MaxCost {
-		b.problem(chain, "", "the build's estimated cost is %s (%s objects, %s kustomization builds), over the build budget of %d (--max-build-cost): kustomize's time grows with the square of the objects and with every transformer over them; split the application, or raise the budget and Argo CD's timeout together",
+		b.problem(chain, "", "the build's estimated cost is %s (%s objects, %s kustomization builds), over the build budget, a ceiling of %d (--max-build-cost): kustomize's time grows with the square of the objects and with every transformer over them; split the application, or raise the budget and Argo CD's timeout together",
 			count(c.Work), count(c.Objects), count(c.Builds), l.MaxCost)
 	}
 	if c.Bytes > l.MaxOutput {

@@ -131,7 +131,7 @@ func TestScan(t *testing.T) {
 	b, err := Scan(tr, dir, "overlay/kustomization.yaml", true, Limits{}, true)
 	require.NoError(t, err)
 	require.Len(t, b.Problems, 1, "only what the build reads is scanned")
-	assert.Equal(t, "overlay/kustomization.yaml → ../base/kustomization.yaml: resources[0]: x.yaml is neither a file nor a directory of the repository: "+
+	assert.Equal(t, "overlay/kustomization.yaml (resources[0]) → ../base/kustomization.yaml: resources[0]: x.yaml is neither a file nor a directory of the repository: "+
 		"kustomize would try it as a remote repository, and flapp-services fetches nothing", b.Problems[0].String(), "named from the root, through the base")
 	require.Len(t, b.Functions, 2)
 	assert.Equal(t, "base/kustomization.yaml", b.Functions[0].Kustomization, "depth first: the base before the overlay's own")
@@ -266,16 +266,16 @@ func TestScanProblems(t *testing.T) {
 			`kustomization.yaml: transformers[0]: "file:///x/y.git?ref=--upload-pack=/tmp/c.sh%3B: 1\napiVersion: builtin\nkind: LabelTransformer\n" is remote`},
 		"a remote base of a transformer directory": {map[string]string{
 			"kustomization.yaml": "transformers: [fns]\n", "fns/kustomization.yaml": "resources: ['http://127.0.0.1:1/r.git//x?ref=main']\n"},
-			"kustomization.yaml → fns/kustomization.yaml: resources[0]: http://127.0.0.1:1/r.git//x?ref=main is remote"},
+			"kustomization.yaml (transformers[0]) → fns/kustomization.yaml: resources[0]: http://127.0.0.1:1/r.git//x?ref=main is remote"},
 		"a function in a transformer directory": {map[string]string{
 			"kustomization.yaml": "transformers: [fns]\n", "fns/kustomization.yaml": "resources: [f.yaml]\n", "fns/f.yaml": execFn},
-			"kustomization.yaml → fns/kustomization.yaml: resources[0]: fns/f.yaml runs the exec function /bin/sh"},
+			"kustomization.yaml (transformers[0]) → fns/kustomization.yaml: resources[0]: fns/f.yaml runs the exec function /bin/sh"},
 		"a path that is nothing": {map[string]string{"kustomization.yaml": "resources: [gone]\n"},
 			"kustomization.yaml: resources[0]: gone is neither a file nor a directory of the repository"},
 		"an alias bomb in an inline patch": {map[string]string{"kustomization.yaml": "patches:\n- patch: |\n" + indent(bomb, "    ")},
 			"kustomization.yaml: patches[0].patch: document 1 has over 200 YAML nodes once its aliases are expanded"},
 		"an alias bomb in a resource": {map[string]string{"kustomization.yaml": "resources: [r.yaml]\n", "r.yaml": bomb},
-			"kustomization.yaml: resources[0]: document 1 has over 200 YAML nodes once its aliases are expanded"},
+			"kustomization.yaml: resources[0]: r.yaml: document 1 has over 200 YAML nodes once its aliases are expanded"},
 		"Helm": {map[string]string{"kustomization.yaml": "helmCharts: [{name: x}]\n"},
 			"kustomization.yaml: helmCharts[0]: Helm chart inflation runs the helm program"},
 	} {

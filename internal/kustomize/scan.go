@@ -139,7 +139,7 @@ func Scan(tree *loader.Tree, dir, file string, restrictRoot bool, limits Limits,
 	s := scan{Build: b, estimate: estimate}
 	cost, err := s.visit(dir, []string{file}, false)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	b.Cost = cost
 	if estimate {
@@ -153,10 +153,11 @@ type scan struct {
 	estimate bool
 }
 
-// problem records a problem, up to maxProblems.
+// problem records a problem, up to maxProblems, once.
 func (b *Build) problem(chain []string, entry, format string, args ...any) {
-	if len(b.Problems) < maxProblems {
-		b.Problems = append(b.Problems, Problem{Chain: slices.Clone(chain), Entry: entry, Msg: fmt.Sprintf(format, args...)})
+	p := Problem{Chain: slices.Clone(chain), Entry: entry, Msg: fmt.Sprintf(format, args...)}
+	if len(b.Problems) < maxProblems && !slices.ContainsFunc(b.Problems, func(q Problem) bool { return q.String() == p.String() }) {
+		b.Problems = append(b.Problems, p)
 	}
 }
 
@@ -170,10 +171,15 @@ func (b *Build) kustomizationFile(dir string) (string, bool) {
 	return "", false
 }
 
+// errCycle is a kustomization reached again while it is scanned.
+var errCycle = errors.New("it is part of a cycle: a kustomization that includes itself")
+
 // visit scans the kustomization of the directory dir, reached through
 // chain, and depth first what it refers to, and returns what its build is
 // estimated to cost: each base as often as it is reached, as kustomize
-// builds it once per reference.
+// builds it once per reference. Its error is the root's own failure to
+// read its kustomization; below the root a caller makes it a problem at
+// the entry that led there.
 func (s *scan) visit(dir string, chain []string, plugins bool) (Cost, error) {
 	resolved, err := s.tree.Resolve(dir)
 	if err != nil {
@@ -182,7 +188,7 @@ func (s *scan) visit(dir string, chain []string, plugins bool) (Cost, error) {
 	key := visitKey{resolved, plugins}
 	if c, ok := s.visits[key]; ok {
 		if c == nil {
-			return Cost{}, nil // a cycle: kustomize reports it
+			return Cost{}, errCycle
 		}
 		return *c, nil
 	}
@@ -195,30 +201,27 @@ func (s *scan) visit(dir string, chain []string, plugins bool) (Cost, error) {
 	if err != nil {
 		return Cost{}, err
 	}
-	if !s.checkYAML(chain, "", content) {
+	if !s.checkYAML(chain, "", "", content) {
 		return Cost{}, nil
 	}
 	var k types.Kustomization
 	if err := k.Unmarshal(content); err != nil {
-		return Cost{}, fmt.Errorf("%s: not a kustomization: %w", strings.Join(chain, " → "), err)
+		return Cost{}, fmt.Errorf("not a kustomization: %w", err)
 	}
+	legacyHelm := len(k.HelmChartInflationGenerator)
 	k.FixKustomization()
 	s.checkInline(chain, content)
 
 	var own Cost
 	own.Builds = 1
-	s.refuseExecuting(chain, &k)
+	s.refuseExecuting(chain, &k, legacyHelm)
 	s.dataPaths(chain, dir, &k)
 	for _, list := range []struct {
 		field string
 		paths []string
 	}{{"resources", k.Resources}, {"components", k.Components}} {
 		for i, p := range list.paths {
-			c, err := s.resource(chain, dir, fmt.Sprintf("%s[%d]", list.field, i), p, plugins)
-			if err != nil {
-				return Cost{}, err
-			}
-			own.add(c)
+			own.add(s.resource(chain, dir, fmt.Sprintf("%s[%d]", list.field, i), p, plugins))
 		}
 	}
 	var drop []string
@@ -228,10 +231,7 @@ func (s *scan) visit(dir string, chain []string, plugins bool) (Cost, error) {
 		entries []string
 	}{{"generators", k.Generators}, {"transformers", k.Transformers}, {"validators", k.Validators}} {
 		for i, entry := range list.entries {
-			c, ours, err := s.plugin(chain, s.tree.Name(kustFile), dir, list.field, i, entry)
-			if err != nil {
-				return Cost{}, err
-			}
+			c, ours := s.plugin(chain, s.tree.Name(kustFile), dir, list.field, i, entry)
 			if ours {
 				drop = append(drop, entry)
 				continue
@@ -253,7 +253,7 @@ func (s *scan) visit(dir string, chain []string, plugins bool) (Cost, error) {
 	if len(drop) > 0 {
 		rewritten, err := withoutTransformers(content, drop)
 		if err != nil {
-			return Cost{}, fmt.Errorf("%s: %w", strings.Join(chain, " → "), err)
+			return Cost{}, err
 		}
 		resolvedFile, err := s.tree.Resolve(kustFile)
 		if err != nil {
@@ -265,33 +265,71 @@ func (s *scan) visit(dir string, chain []string, plugins bool) (Cost, error) {
 	return own, nil
 }
 
+// descend is the chain to the kustomization a directory entry leads to:
+// the referrer names its entry, the directory's kustomization file is
+// named as the referrer refers to it.
+func descend(chain []string, at, entry, file string) []string {
+	next := slices.Clone(chain)
+	next[len(next)-1] += " (" + at + ")"
+	return append(next, path.Join(filepath.ToSlash(entry), filepath.Base(file)))
+}
+
+// subBuild scans the kustomization of the directory full, which the entry
+// at of chain's last kustomization names as entry; what stops it is a
+// problem at that entry.
+func (s *scan) subBuild(chain []string, at, entry, full string, plugins bool) Cost {
+	file, ok := s.kustomizationFile(full)
+	if !ok {
+		return Cost{} // kustomize says what is missing
+	}
+	next := descend(chain, at, entry, file)
+	c, err := s.visit(full, next, plugins)
+	if err != nil {
+		s.problem(chain, at, "%s: %v", shown(entry), err)
+		return Cost{}
+	}
+	return c
+}
+
 // refuseExecuting records the fields whose build runs a program: Helm
-// chart inflation runs helm.
-func (s *scan) refuseExecuting(chain []string, k *types.Kustomization) {
-	for field, n := range map[string]int{"helmCharts": len(k.HelmCharts), "helmChartInflationGenerator": len(k.HelmChartInflationGenerator)} {
-		for i := range n {
-			s.problem(chain, fmt.Sprintf("%s[%d]", field, i), "Helm chart inflation runs the helm program, which flapp-services' build never runs: "+
-				"render the chart with helm template and pipe it to flapp-services render -")
+// chart inflation runs helm. legacy is how many of the helmCharts came
+// from helmChartInflationGenerator, which FixKustomization moved there.
+func (s *scan) refuseExecuting(chain []string, k *types.Kustomization, legacy int) {
+	const why = "Helm chart inflation runs the helm program, which flapp-services' build never runs: " +
+		"render the chart with helm template and pipe it to flapp-services render -"
+	for i := range k.HelmCharts {
+		if at := len(k.HelmCharts) - legacy; i < at {
+			s.problem(chain, fmt.Sprintf("helmCharts[%d]", i), why)
+		} else {
+			s.problem(chain, fmt.Sprintf("helmChartInflationGenerator[%d]", i-at), why)
 		}
 	}
 	if k.HelmGlobals != nil {
-		s.problem(chain, "helmGlobals", "Helm chart inflation runs the helm program, which flapp-services' build never runs: "+
-			"render the chart with helm template and pipe it to flapp-services render -")
+		s.problem(chain, "helmGlobals", why)
 	}
 }
 
 // dataPaths checks every path the build reads as a file (patches,
 // replacements, configurations, crds, openapi, generator sources): each
-// must be a path inside the repository. A missing one is left to
-// kustomize, which reads it through the same confined file system.
+// must be a path inside the repository, and each the build parses must be
+// within the node ceiling. A missing one is left to kustomize, which reads
+// it through the same confined file system.
 func (s *scan) dataPaths(chain []string, dir string, k *types.Kustomization) {
 	for _, f := range filePaths(k) {
 		resolved, err := s.local(dir, f.path)
 		switch {
 		case err != nil:
 			s.problem(chain, f.entry, "%v", err)
-		case resolved != "" && f.data:
+		case resolved == "":
+		case f.data:
 			s.dataFiles[resolved] = true
+		default:
+			full := filepath.Join(dir, f.path)
+			if data, err := s.readFile(full); err != nil {
+				s.problem(chain, f.entry, "%v", err)
+			} else {
+				s.checkYAML(chain, f.entry, s.tree.Name(full), data)
+			}
 		}
 	}
 }
@@ -313,52 +351,59 @@ func (s *scan) local(dir, p string) (string, error) {
 	return resolved, err
 }
 
-// resource scans one entry of resources or components: a file of objects,
-// or a directory with a kustomization of its own. Anything else is refused
-// here: kustomize would try it as a remote git repository.
-func (s *scan) resource(chain []string, dir, entry, p string, plugins bool) (Cost, error) {
+// existing resolves p as local does, and records a problem at the entry at
+// when p is remote, outside or nothing at all (kustomize would try it as a
+// remote repository). It returns the path to read and whether it is a
+// directory, or "" when there is a problem.
+func (s *scan) existing(chain []string, at, dir, p string) (string, bool) {
 	resolved, err := s.local(dir, p)
 	if err != nil {
-		s.problem(chain, entry, "%v", err)
-		return Cost{}, nil
+		s.problem(chain, at, "%v", err)
+		return "", false
 	}
 	if resolved == "" {
-		s.problem(chain, entry, "%s is neither a file nor a directory of the repository: kustomize would try it as a remote repository, and flapp-services fetches nothing", shown(p))
-		return Cost{}, nil
+		s.problem(chain, at, "%s is neither a file nor a directory of the repository: kustomize would try it as a remote repository, and flapp-services fetches nothing", shown(p))
+		return "", false
 	}
 	full := filepath.Join(dir, p)
 	info, err := s.tree.Stat(full)
 	if err != nil {
-		return Cost{}, err
+		s.problem(chain, at, "%v", err)
+		return "", false
 	}
-	if info.IsDir() {
-		file, ok := s.kustomizationFile(full)
-		if !ok {
-			return Cost{}, nil // kustomize says what is missing
-		}
-		return s.visit(full, append(slices.Clone(chain), path.Join(filepath.ToSlash(p), filepath.Base(file))), plugins)
-	}
-	if plugins {
+	return full, info.IsDir()
+}
+
+// resource scans one entry of resources or components: a file of objects,
+// or a directory with a kustomization of its own.
+func (s *scan) resource(chain []string, dir, at, p string, plugins bool) Cost {
+	full, isDir := s.existing(chain, at, dir, p)
+	switch {
+	case full == "":
+		return Cost{}
+	case isDir:
+		return s.subBuild(chain, at, p, full, plugins)
+	case plugins:
 		// A plugin directory's resources are plugin configurations: its
 		// objects are the transformations it brings its referrer.
-		configs, err := s.pluginFile(chain, entry, full)
-		return Cost{Objects: configs}, err
-	}
-	if !s.estimate {
-		return Cost{}, nil
+		return Cost{Objects: s.pluginFile(chain, at, full)}
+	case !s.estimate:
+		return Cost{}
 	}
 	data, err := s.readFile(full)
 	if err != nil {
-		return Cost{}, err
+		s.problem(chain, at, "%v", err)
+		return Cost{}
 	}
-	if !s.checkYAML(chain, entry, data) {
-		return Cost{}, nil
+	name := s.tree.Name(full)
+	if !s.checkYAML(chain, at, name, data) {
+		return Cost{}
 	}
 	if msg := objectProblem(data, s.limits.MaxObjectNodes); msg != "" {
-		s.problem(chain, entry, "%s: %s", s.tree.Name(full), msg)
-		return Cost{}, nil
+		s.problem(chain, at, "%s: %s", name, msg)
+		return Cost{}
 	}
-	return Cost{Objects: countObjects(data), Bytes: int64(len(data))}, nil
+	return Cost{Objects: countObjects(data), Bytes: int64(len(data))}
 }
 
 // plugin classifies one entry of generators, transformers or validators:
@@ -367,10 +412,12 @@ func (s *scan) resource(chain []string, dir, entry, p string, plugins bool) (Cos
 // are. It returns what it costs, its Objects being the configurations it
 // holds, and whether it is flapp-services' own entry (a transformer the
 // render does not execute).
-func (s *scan) plugin(chain []string, kustName, dir, field string, i int, entry string) (cost Cost, ours bool, err error) {
+func (s *scan) plugin(chain []string, kustName, dir, field string, i int, entry string) (Cost, bool) {
 	at := fmt.Sprintf("%s[%d]", field, i)
-	if !s.checkConfigs(chain, at, "the inline entry", []byte(entry)) {
-		return Cost{}, false, nil
+	// Held to the ceilings before kustomize's parser sees it, which
+	// expands aliases.
+	if !s.checkConfigs(chain, at, "the entry", []byte(entry)) || !s.checkYAML(chain, at, "", []byte(entry)) {
+		return Cost{}, false
 	}
 	if _, err := s.resmaps.NewResMapFromBytes([]byte(entry)); err == nil {
 		// kustomize's own test (KustTarget.configureExternalTransformers):
@@ -378,70 +425,58 @@ func (s *scan) plugin(chain []string, kustName, dir, field string, i int, entry 
 		objects, err := parseObjects([]byte(entry))
 		if err != nil {
 			s.problem(chain, at, "an inline entry that is not a list of objects")
-			return Cost{}, false, nil
-		}
-		if !s.checkYAML(chain, at, []byte(entry)) {
-			return Cost{}, false, nil
+			return Cost{}, false
 		}
 		ours := s.classify(chain, kustName, at, field, kustName, objects, true)
-		return Cost{Objects: int64(len(objects))}, ours, nil
+		return Cost{Objects: int64(len(objects))}, ours
 	}
-	resolved, err := s.local(dir, entry)
-	if err != nil {
-		s.problem(chain, at, "%v", err)
-		return Cost{}, false, nil
-	}
-	if resolved == "" {
-		s.problem(chain, at, "%s is neither a file nor a directory of the repository: kustomize would try it as a remote repository, and flapp-services fetches nothing", shown(entry))
-		return Cost{}, false, nil
-	}
-	full := filepath.Join(dir, entry)
-	info, err := s.tree.Stat(full)
-	if err != nil {
-		return Cost{}, false, err
-	}
-	if info.IsDir() {
-		file, ok := s.kustomizationFile(full)
-		if !ok {
-			return Cost{}, false, nil // kustomize says what is missing
-		}
-		c, err := s.visit(full, append(slices.Clone(chain), path.Join(filepath.ToSlash(entry), filepath.Base(file))), true)
-		return c, false, err
+	full, isDir := s.existing(chain, at, dir, entry)
+	switch {
+	case full == "":
+		return Cost{}, false
+	case isDir:
+		return s.subBuild(chain, at, entry, full, true), false
 	}
 	data, err := s.readFile(full)
 	if err != nil {
-		return Cost{}, false, err
+		s.problem(chain, at, "%v", err)
+		return Cost{}, false
 	}
-	if !s.checkYAML(chain, at, data) || !s.checkConfigs(chain, at, s.tree.Name(full), data) {
-		return Cost{}, false, nil
+	name := s.tree.Name(full)
+	if !s.checkYAML(chain, at, name, data) || !s.checkConfigs(chain, at, name, data) {
+		return Cost{}, false
 	}
 	objects, err := parseObjects(data)
 	if err != nil {
-		return Cost{}, false, fmt.Errorf("%s: %s: %s: %w", strings.Join(chain, " → "), at, s.tree.Name(full), err)
+		s.problem(chain, at, "%s: %v", name, err)
+		return Cost{}, false
 	}
-	ours = s.classify(chain, kustName, at, field, s.tree.Name(full), objects, false)
-	return Cost{Objects: int64(len(objects))}, ours, nil
+	ours := s.classify(chain, kustName, at, field, name, objects, false)
+	return Cost{Objects: int64(len(objects))}, ours
 }
 
 // pluginFile classifies the objects of a file listed in the resources of a
 // plugin directory's kustomization, each a plugin configuration, and
 // counts them.
-func (s *scan) pluginFile(chain []string, entry, full string) (int64, error) {
+func (s *scan) pluginFile(chain []string, at, full string) int64 {
 	data, err := s.readFile(full)
 	if err != nil {
-		return 0, err
+		s.problem(chain, at, "%v", err)
+		return 0
 	}
-	if !s.checkYAML(chain, entry, data) || !s.checkConfigs(chain, entry, s.tree.Name(full), data) {
-		return 0, nil
+	name := s.tree.Name(full)
+	if !s.checkYAML(chain, at, name, data) || !s.checkConfigs(chain, at, name, data) {
+		return 0
 	}
 	objects, err := parseObjects(data)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %s: %s: %w", strings.Join(chain, " → "), entry, s.tree.Name(full), err)
+		s.problem(chain, at, "%s: %v", name, err)
+		return 0
 	}
-	if s.classify(chain, "", entry, "plugin", s.tree.Name(full), objects, false) {
-		s.problem(chain, entry, "%s holds flapp-services' entry in a directory of plugin configurations: list that file under transformers of the kustomization that runs it", s.tree.Name(full))
+	if s.classify(chain, "", at, "plugin", name, objects, false) {
+		s.problem(chain, at, "%s holds flapp-services' entry in a directory of plugin configurations: list that file under transformers of the kustomization that runs it", name)
 	}
-	return int64(len(objects)), nil
+	return int64(len(objects))
 }
 
 // classify records a problem for every configuration that would run

@@ -60,14 +60,19 @@ func objectProblem(data []byte, max int) string {
 	return ""
 }
 
-// checkYAML records a problem when data is over the node ceiling, and
-// says whether it is within it.
-func (b *Build) checkYAML(chain []string, entry string, data []byte) bool {
+// checkYAML records a problem when data, the file name (or an inline
+// entry: ""), is over the node ceiling, and says whether it is within it.
+func (b *Build) checkYAML(chain []string, entry, name string, data []byte) bool {
 	msg := yamlProblem(data, b.limits.MaxDocumentNodes)
-	if msg != "" {
+	switch {
+	case msg == "":
+		return true
+	case name != "":
+		b.problem(chain, entry, "%s: %s", name, msg)
+	default:
 		b.problem(chain, entry, "%s", msg)
 	}
-	return msg == ""
+	return false
 }
 
 // checkInline checks the YAML a kustomization holds inside its strings
@@ -96,7 +101,7 @@ func (b *Build) checkInline(chain []string, content []byte) {
 			}
 		case yaml.ScalarNode:
 			if hasAliases(n.Value) {
-				b.checkYAML(chain, at, []byte(n.Value))
+				b.checkYAML(chain, at, "", []byte(n.Value))
 			}
 		}
 	}
