@@ -193,6 +193,11 @@ func (s *scan) visit(dir string, chain []string, plugins bool) (Cost, error) {
 		return *c, nil
 	}
 	s.visits[key] = nil
+	// Below here, paths are relative to the directory resolved, as
+	// kustomize's loader takes them (each root confirmed through
+	// CleanedAbs): a chain of symlinked directories does not make the
+	// paths, and each resolution, longer at every level.
+	dir = resolved
 	kustFile, ok := s.kustomizationFile(dir)
 	if !ok {
 		return Cost{}, nil // kustomize says what is missing
@@ -232,6 +237,10 @@ func (s *scan) visit(dir string, chain []string, plugins bool) (Cost, error) {
 	}{{"generators", k.Generators}, {"transformers", k.Transformers}, {"validators", k.Validators}} {
 		for i, entry := range list.entries {
 			c, ours := s.plugin(chain, s.tree.Name(kustFile), dir, list.field, i, entry)
+			if ours && plugins {
+				s.problem(chain, fmt.Sprintf("%s[%d]", list.field, i), "runs flapp-services in a kustomization built for plugin configurations, where it would render nothing: list it under transformers of the kustomization whose objects it renders")
+				continue
+			}
 			if ours {
 				drop = append(drop, entry)
 				continue
