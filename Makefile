@@ -36,7 +36,8 @@ unit:
 	$(GO) test -count=1 ./...
 
 integration: build
-	cd test/integration && FLAPP_SERVICES_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 30m ./...
+	bash test/integration/hack/strace.sh >/dev/null
+	cd test/integration && STRACE_BIN=$$(bash hack/strace.sh) FLAPP_SERVICES_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 30m ./...
 
 ## fuzz: every fuzz target of the main module (go test -fuzz), one at a time, FUZZTIME each.
 ## Minimizing a new interesting input is capped at FUZZMINIMIZETIME so it cannot eat the run.
