@@ -15,10 +15,10 @@ import (
 // (counted on its bytes, nothing parsed), or once its aliases are expanded
 // (kustomize's reader expands them). "" when nothing does. A stream that
 // does not parse is left to the reader that parses it, which says so.
-func yamlProblem(data []byte, max int) string {
+func yamlProblem(data []byte, limit int) string {
 	for i, doc := range splitDocuments(data) {
-		if n := nodes.Bound(doc); n > max {
-			return fmt.Sprintf("document %d has up to %d YAML nodes, over the ceiling of %d per document (--max-document-nodes)", i+1, n, max)
+		if n := nodes.Bound(doc); n > limit {
+			return fmt.Sprintf("document %d has up to %d YAML nodes, over the ceiling of %d per document (--limit-document-nodes)", i+1, n, limit)
 		}
 	}
 	if !hasAliases(string(data)) {
@@ -30,8 +30,8 @@ func yamlProblem(data []byte, max int) string {
 		if err := dec.Decode(&n); err != nil {
 			return ""
 		}
-		if nodes.Expanded(&n, max) > max {
-			return fmt.Sprintf("document %d has over %d YAML nodes once its aliases are expanded, over the ceiling per document (--max-document-nodes)", i, max)
+		if nodes.Expanded(&n, limit) > limit {
+			return fmt.Sprintf("document %d has over %d YAML nodes once its aliases are expanded, over the ceiling per document (--limit-document-nodes)", i, limit)
 		}
 	}
 }
@@ -41,9 +41,9 @@ func yamlProblem(data []byte, max int) string {
 // the render would refuse it after the build, and kustomize's time on one
 // object grows faster than its size. Only documents whose byte bound is
 // over the ceiling, or that may hold aliases, are parsed.
-func objectProblem(data []byte, max int) string {
+func objectProblem(data []byte, limit int) string {
 	for i, doc := range splitDocuments(data) {
-		if nodes.Bound(doc) <= max && !hasAliases(doc) {
+		if nodes.Bound(doc) <= limit && !hasAliases(doc) {
 			continue
 		}
 		var n yaml.Node
@@ -53,8 +53,8 @@ func objectProblem(data []byte, max int) string {
 		if strings.HasSuffix(yaml.NewRNode(&n).GetKind(), "List") {
 			continue
 		}
-		if nodes.Expanded(&n, max) > max {
-			return fmt.Sprintf("document %d is an object of over %d YAML nodes (--max-object-nodes): no Kubernetes object is that large; split it", i+1, max)
+		if nodes.Expanded(&n, limit) > limit {
+			return fmt.Sprintf("document %d is an object of over %d YAML nodes (--limit-object-nodes): no Kubernetes object is that large; split it", i+1, limit)
 		}
 	}
 	return ""
