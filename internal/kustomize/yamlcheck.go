@@ -18,7 +18,7 @@ import (
 func yamlProblem(data []byte, limit int) string {
 	for i, doc := range splitDocuments(data) {
 		if n := nodes.Bound(doc); n > limit {
-			return fmt.Sprintf("document %d has up to %d YAML nodes, over the ceiling of %d per document (--limit-document-nodes)", i+1, n, limit)
+			return fmt.Sprintf("document %d has up to %d YAML nodes, over the ceiling of %d per document (--max-document-nodes)", i+1, n, limit)
 		}
 	}
 	if !hasAliases(string(data)) {
@@ -31,7 +31,7 @@ func yamlProblem(data []byte, limit int) string {
 			return ""
 		}
 		if nodes.Expanded(&n, limit) > limit {
-			return fmt.Sprintf("document %d has over %d YAML nodes once its aliases are expanded, over the ceiling per document (--limit-document-nodes)", i, limit)
+			return fmt.Sprintf("document %d has over %d YAML nodes once its aliases are expanded, over the ceiling per document (--max-document-nodes)", i, limit)
 		}
 	}
 }
@@ -54,7 +54,7 @@ func objectProblem(data []byte, limit int) string {
 			continue
 		}
 		if nodes.Expanded(&n, limit) > limit {
-			return fmt.Sprintf("document %d is an object of over %d YAML nodes (--limit-object-nodes): no Kubernetes object is that large; split it", i+1, limit)
+			return fmt.Sprintf("document %d is an object of over %d YAML nodes (--max-object-nodes): no Kubernetes object is that large; split it", i+1, limit)
 		}
 	}
 	return ""
