@@ -273,9 +273,9 @@ func TestScanProblems(t *testing.T) {
 		"a path that is nothing": {map[string]string{"kustomization.yaml": "resources: [gone]\n"},
 			"kustomization.yaml: resources[0]: gone is neither a file nor a directory of the repository"},
 		"an alias bomb in an inline patch": {map[string]string{"kustomization.yaml": "patches:\n- patch: |\n" + indent(bomb, "    ")},
-			"kustomization.yaml: patches[0].patch: document 1 has over 200 YAML nodes once its aliases are expanded"},
+			"kustomization.yaml: patches[0].patch: document 1 has over 200 YAML nodes once its aliases are expanded, over the ceiling per document (--max-document-nodes)"},
 		"an alias bomb in a resource": {map[string]string{"kustomization.yaml": "resources: [r.yaml]\n", "r.yaml": bomb},
-			"kustomization.yaml: resources[0]: r.yaml: document 1 has over 200 YAML nodes once its aliases are expanded"},
+			"kustomization.yaml: resources[0]: r.yaml: document 1 has over 200 YAML nodes once its aliases are expanded, over the ceiling per document (--max-document-nodes)"},
 		"Helm": {map[string]string{"kustomization.yaml": "helmCharts: [{name: x}]\n"},
 			"kustomization.yaml: helmCharts[0]: Helm chart inflation runs the helm program"},
 	} {
