@@ -33,6 +33,10 @@ type Origin struct {
 	// Build is the kustomization whose build produced the object, when it
 	// came from one; File is then the file the build read it from, if known.
 	Build string
+	// Rendered says that build ran flapp-services' own entries, at their
+	// places among its transformers: the object is output as it is, and a
+	// Service among them is not this run's to replace or prune.
+	Rendered bool
 }
 
 // String names the origin for a message: "apps/a.yaml: document 2 (line

@@ -2,6 +2,8 @@ package fn
 
 import (
 	"cmp"
+	"crypto/sha256"
+	"encoding/json"
 	"iter"
 	"slices"
 
@@ -84,4 +86,28 @@ func sortFLApps(flapps []*flapp) {
 	slices.SortFunc(flapps, func(a, b *flapp) int {
 		return cmp.Or(cmp.Compare(a.app.Namespace, b.app.Namespace), cmp.Compare(a.app.Name, b.app.Name))
 	})
+}
+
+// ServiceShape is a digest of what the Services of an FLApp object depend
+// on, whatever its name, namespace and UID: two FLApps of one name and the
+// same shape get the same Services. It is "" for an object that does not
+// render.
+func ServiceShape(node *yaml.RNode) string {
+	app, err := decodeFLApp(node)
+	if err != nil {
+		return ""
+	}
+	app.Name, app.Namespace, app.UID = "shape", "", ""
+	opts := DefaultConfig().options()
+	opts.OwnerReferences = render.OwnerReferencesNever
+	services, errs := render.Services(app, opts)
+	if len(errs) > 0 {
+		return ""
+	}
+	b, err := json.Marshal(services)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return string(sum[:])
 }

@@ -44,6 +44,12 @@ type objectRef = yaml.ResourceIdentifier
 // everything else does. Problems are recorded as results for Finish.
 func (r *Run) Add(obj Object) bool {
 	item, o := obj.Node, obj.Origin
+	if o.Rendered {
+		if item != nil && stringField(item, "apiVersion") == "v1" && stringField(item, "kind") == "Service" {
+			r.foreign[objectKey{metaString(item, "namespace"), metaString(item, "name")}] = o
+		}
+		return true
+	}
 	if item == nil || item.YNode().Kind != yaml.MappingNode {
 		r.results = append(r.results, r.at(o, itemError(o, nil, "", "not an object")))
 		return false

@@ -12,19 +12,25 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// The entry of overlayRepo's kustomizations: an exec path that does not
+// exist, for the function is never executed.
+const overlayEntry = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: flapp-services\n  annotations:\n" +
+	"    config.kubernetes.io/function: |\n      exec:\n        path: /nonexistent/flapp-services\ndata:\n  ownerReferences: Never\n"
+
 // A repository of kustomize overlays: a base FLApp with 2 Workers and
 // flapp-services as its transformer, a staging overlay that keeps them,
-// a prod overlay in another namespace that scales them to 4.
+// a prod overlay in another namespace that scales them to 4 and runs the
+// function again.
 func overlayRepo(t *testing.T, extra map[string]string) string {
 	t.Helper()
 	files := map[string]string{
-		"base/kustomization.yaml": "resources: [flapp.yaml]\ntransformers: [flapp-services.yaml]\n",
-		"base/flapp.yaml":         strings.Replace(goodFLApp, "  namespace: default\n", "", 1),
-		"base/flapp-services.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: flapp-services\n  annotations:\n" +
-			"    config.kubernetes.io/function: |\n      exec:\n        path: /nonexistent/flapp-services\ndata:\n  ownerReferences: Never\n",
+		"base/kustomization.yaml":             "resources: [flapp.yaml]\ntransformers: [flapp-services.yaml]\n",
+		"base/flapp.yaml":                     strings.Replace(goodFLApp, "  namespace: default\n", "", 1),
+		"base/flapp-services.yaml":            overlayEntry,
 		"overlays/staging/kustomization.yaml": "namespace: staging\nresources: [../../base]\n",
 		"overlays/prod/kustomization.yaml": "namespace: prod\nresources: [../../base]\npatches:\n- target: {kind: FLApp, name: normal}\n" +
-			"  patch: |-\n    - op: replace\n      path: /spec/flReplicaSpecs/Worker/replicas\n      value: 4\n",
+			"  patch: |-\n    - op: replace\n      path: /spec/flReplicaSpecs/Worker/replicas\n      value: 4\ntransformers: [flapp-services.yaml]\n",
+		"overlays/prod/flapp-services.yaml": overlayEntry,
 	}
 	for k, v := range extra {
 		files[k] = v
@@ -34,16 +40,18 @@ func overlayRepo(t *testing.T, extra map[string]string) string {
 	return dir
 }
 
-// render builds a kustomization root and renders the FLApps as finally
-// built: the overlay's namespace and replicas, the base's entry as the
-// configuration, never executed (its exec path does not exist).
+// render builds a kustomization root as kustomize does, each entry run
+// in process at its place, never executed (its exec path does not exist):
+// the base's Services follow the overlay's namespace, and the overlay that
+// scales the FLApp runs the function again. kustomize's order: Services
+// before the FLApp.
 func TestRenderBuildsKustomizationOverlays(t *testing.T) {
 	overlayRepo(t, nil)
 	for dir, want := range map[string][]string{
-		"overlays/staging": {"FLApp/staging/normal", "Service/staging/normal-leader-worker-0", "Service/staging/normal-leader-worker-1"},
-		"overlays/prod": {"FLApp/prod/normal", "Service/prod/normal-leader-worker-0", "Service/prod/normal-leader-worker-1",
-			"Service/prod/normal-leader-worker-2", "Service/prod/normal-leader-worker-3"},
-		"base": {"FLApp//normal", "Service//normal-leader-worker-0", "Service//normal-leader-worker-1"},
+		"overlays/staging": {"Service/staging/normal-leader-worker-0", "Service/staging/normal-leader-worker-1", "FLApp/staging/normal"},
+		"overlays/prod": {"Service/prod/normal-leader-worker-0", "Service/prod/normal-leader-worker-1",
+			"Service/prod/normal-leader-worker-2", "Service/prod/normal-leader-worker-3", "FLApp/prod/normal"},
+		"base": {"Service//normal-leader-worker-0", "Service//normal-leader-worker-1", "FLApp//normal"},
 	} {
 		out, stderr, err := runRender(t, RenderOptions{Paths: []string{dir}}, "")
 		require.NoError(t, err, stderr)
@@ -71,20 +79,46 @@ func TestRenderBuildUsesTheTransformerEntryAsConfig(t *testing.T) {
 	assert.Contains(t, stderr, "both --config cfg.yaml and flapp-services' entry base/flapp-services.yaml (in base/kustomization.yaml) configure the render")
 }
 
-// Two entries in one build must agree: the render runs once.
-func TestRenderBuildRefusesDisagreeingEntries(t *testing.T) {
+// Each entry runs with its own configuration, as kustomize runs each: the
+// overlay's Required fails where the base's Never did not.
+func TestRenderBuildRunsEachEntryWithItsOwnConfig(t *testing.T) {
 	overlayRepo(t, map[string]string{
 		"overlays/prod/kustomization.yaml":    "resources: [../../base]\ntransformers: [fn.yaml]\n",
 		"overlays/prod/fn.yaml":               "apiVersion: fn.fedlearner.k8s.io/v1alpha1\nkind: FLAppServices\nmetadata: {name: fn}\nspec: {ownerReferences: Required}\n",
 		"overlays/staging/kustomization.yaml": "resources: [../../base]\ntransformers: [fn.yaml]\n",
 		"overlays/staging/fn.yaml":            "apiVersion: fn.fedlearner.k8s.io/v1alpha1\nkind: FLAppServices\nmetadata: {name: fn}\nspec: {ownerReferences: Never}\n",
 	})
-	_, stderr, err := runRender(t, RenderOptions{Paths: []string{"overlays/prod"}}, "")
+	out, stderr, err := runRender(t, RenderOptions{Paths: []string{"overlays/prod"}}, "")
 	require.ErrorIs(t, err, ErrFailed)
-	assert.Contains(t, stderr, "configure flapp-services differently")
-	out, stderr, err := runRender(t, RenderOptions{Paths: []string{"overlays/staging"}}, "")
-	require.NoError(t, err, stderr, "entries that agree are one configuration")
+	assert.Empty(t, out)
+	assert.Contains(t, stderr, "error: base/flapp.yaml (in the build of overlays/prod): FLApp normal: metadata.uid: Required value: ownerReferences is Required")
+	out, stderr, err = runRender(t, RenderOptions{Paths: []string{"overlays/staging"}}, "")
+	require.NoError(t, err, stderr)
 	assert.Contains(t, out, "kind: Service")
+}
+
+// An FLApp changed after the last entry that rendered it would go out with
+// Services that do not fit it (kustomize's output): the render refuses,
+// naming the FLApp and the entry.
+func TestRenderBuildRefusesStaleServices(t *testing.T) {
+	overlayRepo(t, map[string]string{"overlays/prod/kustomization.yaml": "namespace: prod\nresources: [../../base]\npatches:\n- target: {kind: FLApp, name: normal}\n" +
+		"  patch: |-\n    - op: replace\n      path: /spec/flReplicaSpecs/Worker/replicas\n      value: 4\n"})
+	out, stderr, err := runRender(t, RenderOptions{Paths: []string{"overlays/prod"}}, "")
+	require.ErrorIs(t, err, ErrFailed)
+	assert.Empty(t, out)
+	assert.Contains(t, stderr, "FLApp prod/normal (base/flapp.yaml) was changed after flapp-services' entry base/flapp-services.yaml (listed by base/kustomization.yaml) made its Services: they no longer fit it")
+	assert.Contains(t, stderr, "as examples/kustomize/scale-up does")
+
+	overlayRepo(t, map[string]string{"overlays/prod/kustomization.yaml": "namespace: prod\nresources: [../../base, more.yaml]\n",
+		"overlays/prod/more.yaml": strings.Replace(strings.Replace(goodFLApp, "  namespace: default\n", "", 1), "name: normal", "name: other", 1)})
+	_, stderr, err = runRender(t, RenderOptions{Paths: []string{"overlays/prod"}}, "")
+	require.ErrorIs(t, err, ErrFailed)
+	assert.Contains(t, stderr, "FLApp prod/other was seen by none of flapp-services' entries of the build: it would have no Services")
+
+	overlayRepo(t, map[string]string{"overlays/prod/kustomization.yaml": "namespace: prod\nresources: [../../base]\nimages: [{name: tensorflow, newTag: v2}]\nnamePrefix: p-\n"})
+	out, stderr, err = runRender(t, RenderOptions{Paths: []string{"overlays/prod"}}, "")
+	require.NoError(t, err, "what the Services do not depend on, and renames, are kustomize's to make: %s", stderr)
+	assert.Contains(t, out, "name: p-normal-leader-worker-1")
 }
 
 // Nothing from the repository is executed and nothing is fetched: every
@@ -182,8 +216,10 @@ func TestRenderBuildKeepsTheCeilings(t *testing.T) {
 	require.NoError(t, err)
 	entry, err := os.Stat("base/flapp-services.yaml")
 	require.NoError(t, err)
-	require.Greater(t, flapp.Size(), entry.Size())
-	_, stderr, err := runRender(t, RenderOptions{Paths: []string{"overlays/prod"}, Limits: limitsOf(entry.Size(), 0)}, "")
+	overlay, err := os.Stat("overlays/prod/kustomization.yaml")
+	require.NoError(t, err)
+	require.Greater(t, flapp.Size(), max(entry.Size(), overlay.Size()))
+	_, stderr, err := runRender(t, RenderOptions{Paths: []string{"overlays/prod"}, Limits: limitsOf(max(entry.Size(), overlay.Size()), 0)}, "")
 	require.ErrorIs(t, err, ErrFailed)
 	assert.Contains(t, stderr, "base/flapp.yaml is")
 	assert.Contains(t, stderr, "per file (--max-file-size)")
@@ -203,9 +239,12 @@ func TestRenderRefusesANestedKustomization(t *testing.T) {
 }
 
 // A kustomization that does not run the function builds too (CI, and
-// Applications that name the plugin without discover).
+// Applications that name the plugin without discover): the render's own
+// entry runs after the root's transformers.
 func TestRenderBuildsAnyKustomization(t *testing.T) {
-	overlayRepo(t, map[string]string{"base/kustomization.yaml": "resources: [flapp.yaml]\n"})
+	overlayRepo(t, map[string]string{"base/kustomization.yaml": "resources: [flapp.yaml]\n",
+		"overlays/prod/kustomization.yaml": "namespace: prod\nresources: [../../base]\npatches:\n- target: {kind: FLApp, name: normal}\n" +
+			"  patch: |-\n    - op: replace\n      path: /spec/flReplicaSpecs/Worker/replicas\n      value: 4\n"})
 	out, stderr, err := runRender(t, RenderOptions{Paths: []string{"overlays/prod"}}, "")
 	require.NoError(t, err, stderr)
 	assert.Contains(t, out, "name: normal-leader-worker-3")
@@ -216,7 +255,7 @@ func TestRenderBuildErrorsNameTheSourceFile(t *testing.T) {
 	overlayRepo(t, map[string]string{"base/flapp.yaml": strings.Replace(strings.Replace(goodFLApp, "  namespace: default\n", "", 1), "Leader", "Boss", 1)})
 	_, stderr, err := runRender(t, RenderOptions{Paths: []string{"overlays/prod"}}, "")
 	require.ErrorIs(t, err, ErrFailed)
-	assert.Contains(t, stderr, "error: base/flapp.yaml (in the build of overlays/prod): FLApp prod/normal: spec.role: Invalid value: \"Boss\"")
+	assert.Contains(t, stderr, "error: base/flapp.yaml (in the build of overlays/prod): FLApp normal: spec.role: Invalid value: \"Boss\"", "the base's entry sees it before the overlay's namespace")
 }
 
 func limitsOf(file, input int64) loader.Limits {

@@ -36,6 +36,9 @@ type reader struct {
 	maxDocNodes    int
 	maxObjectNodes int
 	count          int // objects read so far, all inputs together
+	// entries runs the flapp-services entries of the kustomization built
+	// in the directory named (as messages name it), at their place.
+	entries func(buildDir string) kustomize.Entries
 }
 
 // input is one PATH of the command line: the files found below it, stdin
@@ -50,7 +53,10 @@ type input struct {
 type source struct {
 	origin fn.Origin // File, and Build for a build's output
 	data   []byte
-	files  []string // a build's output: each document's file, "" when unknown
+	// rendered says the bytes are a build's output, which ran
+	// flapp-services' entries: its objects are the render's output as they
+	// are, and its lines are no file's.
+	rendered bool
 }
 
 // inputError is a problem with the input at origin, its message complete.
@@ -89,11 +95,11 @@ func (r *reader) sources(in input) iter.Seq2[source, error] {
 			data, err := r.ld.ReadStream("<stdin>", r.stdin)
 			yield(source{origin: fn.Origin{File: "<stdin>"}, data: data}, err)
 		case in.build != nil:
-			data, files, err := buildUnderItsHeapLimit(in.build)
+			data, err := buildUnderItsHeapLimit(in.build, r.entries(in.build.Dir))
 			if err != nil {
 				err = fmt.Errorf("%s: %w", in.build.File, err)
 			}
-			yield(source{origin: fn.Origin{File: in.build.File, Build: in.build.Dir}, data: data, files: files}, err)
+			yield(source{origin: fn.Origin{File: in.build.File, Build: in.build.Dir, Rendered: true}, data: data, rendered: true}, err)
 		default:
 			for _, f := range in.files {
 				data, err := r.ld.Read(f)
@@ -110,11 +116,11 @@ func (r *reader) sources(in input) iter.Seq2[source, error] {
 // objects at once (kustomize's resource map), so the limit meant for the
 // garbage between documents would keep the collector running through it. A
 // GOMEMLIMIT the operator set stays.
-func buildUnderItsHeapLimit(b *kustomize.Build) ([]byte, []string, error) {
+func buildUnderItsHeapLimit(b *kustomize.Build, entries kustomize.Entries) ([]byte, error) {
 	if ownHeapLimit() {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(buildMemoryLimit))
 	}
-	return b.Run()
+	return b.Run(entries)
 }
 
 // file yields the objects of one file, and stops at the first error.
@@ -128,14 +134,7 @@ func (r *reader) file(src source) iter.Seq2[fn.Object, error] {
 				return
 			}
 			o := src.origin
-			switch {
-			case src.files != nil:
-				// A build's output: its documents are objects of other
-				// files, and its lines are no file's.
-				if doc.Index < len(src.files) && src.files[doc.Index] != "" {
-					o.File = src.files[doc.Index]
-				}
-			default:
+			if !src.rendered {
 				o.Document, o.Line = doc.Index+1, doc.Line
 				if doc.Item >= 0 {
 					o.Listed, o.Item = true, doc.Item

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"iter"
@@ -15,6 +16,7 @@ import (
 	"github.com/fedlearner/flapp-services/internal/kustomize"
 	"github.com/fedlearner/flapp-services/internal/loader"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -61,6 +63,7 @@ type renderMode struct {
 	ld        *loader.Loader
 	checkPath string // --check, resolved
 	render    *fastyaml.StreamWriter
+	cfg       fn.Config // the render's configuration, and that of a build's own entry
 }
 
 func (m *renderMode) open() (fn.Config, iter.Seq2[fn.Object, error], error) {
@@ -106,7 +109,9 @@ func (m *renderMode) open() (fn.Config, iter.Seq2[fn.Object, error], error) {
 	if cfg, err = buildConfig(cfg, m.opts, inputs); err != nil {
 		return cfg, nil, err
 	}
+	m.cfg = cfg
 	r := newReader(ld, m.stdin, m.opts.MaxObjects, m.opts.MaxDocumentNodes, m.opts.MaxObjectNodes)
+	r.entries = m.entries
 	return cfg, r.nonEmpty(r.objects(inputs), paths), nil
 }
 
@@ -213,39 +218,131 @@ func (m *renderMode) buildLimits() kustomize.Limits {
 	return l
 }
 
-// buildConfig is the render's configuration when a kustomization it
-// builds lists flapp-services as a transformer: that entry is the
-// functionConfig (every such entry must say the same), unless --config
-// names another. The flags override it, as they override --config.
+// buildConfig checks the flapp-services entries of the kustomizations the
+// render builds: each is the configuration of its own run, at its place in
+// its build, and must parse; --config cannot configure them too. The
+// render's own configuration, for what no entry renders, is cfg.
 func buildConfig(cfg fn.Config, opts RenderOptions, inputs []input) (fn.Config, error) {
-	var first *kustomize.Function
-	var entry fn.Config
 	for _, in := range inputs {
 		if in.build == nil {
 			continue
 		}
 		for i := range in.build.Functions {
 			f := &in.build.Functions[i]
-			parsed, results := fn.ParseConfig(f.Config)
-			if results.ExitCode() != 0 {
+			if f.Render {
+				continue
+			}
+			if _, results := fn.ParseConfig(f.Config); results.ExitCode() != 0 {
 				return cfg, fmt.Errorf("%s: flapp-services' entry (%s): %s", f.Kustomization, f.Source, results[0].Message)
 			}
-			switch {
-			case first == nil:
-				first, entry = f, parsed
-			case parsed != entry:
-				return cfg, fmt.Errorf("%s and %s configure flapp-services differently (%s, %s): the render runs once, after the build; make them agree",
-					first.Source, f.Source, first.Kustomization, f.Kustomization)
+			if opts.Config != "" {
+				return cfg, fmt.Errorf("both --config %s and flapp-services' entry %s (in %s) configure the render: keep one", opts.Config, f.Source, f.Kustomization)
 			}
 		}
 	}
-	if first == nil {
-		return cfg, nil
+	return cfg, nil
+}
+
+// buildEntries runs the flapp-services entries of the kustomization built
+// in dir (as messages name it), each at its place among its transformers,
+// as kustomize runs the function there: the entry is its configuration,
+// which the flags override, and the build's objects at that place are its
+// input. Its warnings are the render's (--strict fails on them); its
+// errors fail the build, and the render.
+type buildEntries struct {
+	m   *renderMode
+	dir string
+	// rendered is each FLApp an entry rendered, as the last one saw it.
+	rendered map[kustomize.ObjectKey]renderedFLApp
+}
+
+type renderedFLApp struct {
+	shape string // fn.ServiceShape
+	entry *kustomize.Function
+	file  string // where the build read it, as messages name it
+}
+
+func (m *renderMode) entries(dir string) kustomize.Entries {
+	return &buildEntries{m: m, dir: dir, rendered: map[kustomize.ObjectKey]renderedFLApp{}}
+}
+
+func (e *buildEntries) Run(entry *kustomize.Function, config *yaml.RNode, objects []kustomize.Object) ([]bool, []byte, error) {
+	cfg := e.m.cfg
+	if !entry.Render {
+		parsed, results := fn.ParseConfig(config)
+		if results.ExitCode() != 0 {
+			return nil, nil, fmt.Errorf("%s: flapp-services' entry (%s): %s", entry.Kustomization, entry.Source, results[0].Message)
+		}
+		var err error
+		if cfg, err = overrides(parsed, e.m.opts); err != nil {
+			return nil, nil, err
+		}
 	}
-	if opts.Config != "" {
-		return cfg, fmt.Errorf("both --config %s and flapp-services' entry %s (in %s) configure the render: keep one", opts.Config, first.Source, first.Kustomization)
+	run := fn.NewRun()
+	keep := make([]bool, len(objects))
+	for i, o := range objects {
+		keep[i] = run.Add(fn.Object{Node: o.Node, Origin: fn.Origin{File: o.File, Build: e.dir}})
+		if keep[i] && fn.IsFLApp(o.Node.GetApiVersion(), o.Node.GetKind()) {
+			e.rendered[o.Key] = renderedFLApp{fn.ServiceShape(o.Node), entry, o.File}
+		}
 	}
-	return overrides(entry, opts)
+	out, results := run.Finish(cfg)
+	errOut := e.m.errOut
+	if results.ExitCode() != 0 {
+		printResults(errOut, run, results, framework.Error)
+		return nil, nil, reportedError{results}
+	}
+	printResults(errOut, run, results, framework.Warning)
+	if n := count(results, framework.Warning); e.m.opts.Strict && n > 0 {
+		strict := framework.Results{fn.RunError(fmt.Sprintf("%d warning(s) above, and --strict makes every warning a failure", n))}
+		printResults(errOut, run, strict, framework.Error)
+		return nil, nil, reportedError{strict}
+	}
+	var services bytes.Buffer
+	if err := (kio.ByteWriter{Writer: &services}).Write(fn.WithServiceNodes(nil, out.Services())); err != nil {
+		return nil, nil, err
+	}
+	return keep, services.Bytes(), nil
+}
+
+// Check refuses a build whose output holds an FLApp whose Services no
+// entry made as it is now: one that a transformer changed after the last
+// entry that saw it (an overlay's patch of its replicas, on a base that
+// runs the function), or that no entry saw. kustomize would output it
+// with Services that do not fit it, or none, and a GitOps engine would
+// prune the live Services it needs.
+func (e *buildEntries) Check(objects []kustomize.Object) error {
+	var problems []string
+	for _, o := range objects {
+		if !fn.IsFLApp(o.Node.GetApiVersion(), o.Node.GetKind()) {
+			continue
+		}
+		what := "FLApp " + o.Node.GetName()
+		if ns := o.Node.GetNamespace(); ns != "" {
+			what = "FLApp " + ns + "/" + o.Node.GetName()
+		}
+		r, ok := e.rendered[o.Key]
+		if r.file != "" {
+			what += " (" + r.file + ")"
+		}
+		switch {
+		case !ok:
+			problems = append(problems, what+" was seen by none of flapp-services' entries of the build: it would have no Services")
+		case fn.ServiceShape(o.Node) != r.shape:
+			problems = append(problems, fmt.Sprintf("%s was changed after flapp-services' entry %s (listed by %s) made its Services: they no longer fit it",
+				what, r.entry.Source, r.entry.Kustomization))
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	const most = 20
+	if len(problems) > most {
+		problems = append(problems[:most], fmt.Sprintf("and %d more", len(problems)-most))
+	}
+	return fmt.Errorf("kustomize would output FLApps with Services that do not fit them, and a GitOps engine would prune the live Services they need:\n  %s\n"+
+		"list flapp-services' entry in the transformers of the kustomization that changes or brings each FLApp, after the change (as examples/kustomize/scale-up does)",
+		strings.Join(problems, "\n  "))
 }
 
 func (m *renderMode) keep(obj fn.Object) error { return m.render.Add(obj.Node) }

@@ -63,6 +63,11 @@ func drive(m mode, errOut io.Writer, strict bool) (err error) {
 		if errors.As(err, &failed) {
 			return failWith(m, errOut, run, failed.results)
 		}
+		var reported reportedError
+		if errors.As(err, &reported) {
+			_ = m.fail(reported.results)
+			return ErrFailed
+		}
 		return failWith(m, errOut, run, framework.Results{fn.RunError(err.Error())})
 	}
 	out, results := run.Finish(cfg)
@@ -100,6 +105,12 @@ func failWith(m mode, errOut io.Writer, run *fn.Run, results framework.Results) 
 type resultsError struct{ results framework.Results }
 
 func (e resultsError) Error() string { return e.results.Error() }
+
+// reportedError is a failure whose results are on stderr already: those
+// of a flapp-services entry that ran inside a kustomize build.
+type reportedError struct{ results framework.Results }
+
+func (e reportedError) Error() string { return e.results.Error() }
 
 // printResults writes the results of one severity as free text for humans,
 // one line each: where the object was read, the object, the field and the

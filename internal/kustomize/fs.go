@@ -48,7 +48,7 @@ func (c *confinedFS) Open(p string) (filesys.File, error) {
 
 func (c *confinedFS) IsDir(p string) bool {
 	abs, err := c.abs(p)
-	if err != nil {
+	if err != nil || c.build.virtual[abs] != nil {
 		return false
 	}
 	info, err := c.build.tree.Stat(abs)
@@ -59,6 +59,9 @@ func (c *confinedFS) Exists(p string) bool {
 	abs, err := c.abs(p)
 	if err != nil {
 		return false
+	}
+	if c.build.virtual[abs] != nil {
+		return true
 	}
 	_, err = c.build.tree.Stat(abs)
 	return err == nil
@@ -79,6 +82,9 @@ func (c *confinedFS) CleanedAbs(p string) (filesys.ConfirmedDir, string, error) 
 	abs, err := filepath.Abs(p)
 	if err != nil {
 		return "", "", err
+	}
+	if c.build.virtual[abs] != nil {
+		return filesys.ConfirmedDir(filepath.Dir(abs)), filepath.Base(abs), nil
 	}
 	resolved, err := c.build.tree.Resolve(abs)
 	if err != nil {
@@ -104,6 +110,9 @@ func (c *confinedFS) ReadFile(p string) ([]byte, error) {
 	abs, err := c.abs(p)
 	if err != nil {
 		return nil, err
+	}
+	if data, ok := c.build.virtual[abs]; ok {
+		return data, nil
 	}
 	tree := c.build.tree
 	resolved, err := tree.Resolve(abs)

@@ -1,6 +1,7 @@
 package kustomize
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -138,21 +139,22 @@ func TestScan(t *testing.T) {
 	assert.Equal(t, "base/fn.yaml", b.Functions[0].Source)
 	assert.Equal(t, "overlay/fn.yaml", b.Functions[1].Source)
 
-	data, files, err := b.Run()
+	data, err := b.Run(nil)
 	require.Error(t, err, "x.yaml does not exist")
 	assert.Nil(t, data)
-	assert.Nil(t, files)
 	assert.Equal(t, b.Problems[0].String(), err.Error(), "nothing is built")
 }
 
-// The kustomizations krusty reads have flapp-services' entries removed and
-// nothing else; the files on disk stay as they are.
-func TestRunReadsTheEntriesRemoved(t *testing.T) {
+// An entry runs at its place among the transformers, on the objects of
+// the build there: the builtin listed after it transforms what it adds,
+// and what it drops is gone. The files on disk stay as they are.
+func TestRunRunsEntriesAtTheirPlace(t *testing.T) {
 	tree(t, map[string]string{
-		"kustomization.yaml": "resources: [cm.yaml]\ntransformers: [fn.yaml, labels.yaml]\n",
+		"kustomization.yaml": "resources: [cm.yaml, old.yaml]\ntransformers: [fn.yaml, labels.yaml]\n",
 		"fn.yaml":            ourEntry,
 		"labels.yaml":        "apiVersion: builtin\nkind: LabelTransformer\nmetadata: {name: l}\nlabels: {team: a}\nfieldSpecs: [{path: metadata/labels, create: true}]\n",
 		"cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n",
+		"old.yaml":           "apiVersion: v1\nkind: Service\nmetadata: {name: old}\n",
 	})
 	before, err := os.ReadFile("kustomization.yaml")
 	require.NoError(t, err)
@@ -162,13 +164,89 @@ func TestRunReadsTheEntriesRemoved(t *testing.T) {
 	require.NoError(t, err)
 	b, err := Scan(ld.Tree(root), root.Path(), "kustomization.yaml", true, Limits{}, true)
 	require.NoError(t, err)
-	data, files, err := b.Run()
+	require.Len(t, b.Functions, 1)
+	var seen []string
+	var checked []string
+	data, err := b.Run(fakeEntries{run: func(entry *Function, config *yaml.RNode, objects []Object) ([]bool, []byte, error) {
+		assert.Same(t, &b.Functions[0], entry)
+		assert.Equal(t, "v1", config.GetApiVersion(), "the entry as written")
+		assert.Equal(t, "ConfigMap", config.GetKind())
+		assert.Equal(t, "true", config.GetAnnotations()["config.kubernetes.io/local-config"], "as kustomize hands a function its config")
+		keep := make([]bool, len(objects))
+		for i, o := range objects {
+			labels := o.Node.GetLabels()
+			seen = append(seen, o.Node.GetName()+":"+labels["team"]+":"+o.File)
+			keep[i] = o.Node.GetName() != "old"
+		}
+		return keep, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: added}\n"), nil
+	}, check: func(objects []Object) error {
+		for _, o := range objects {
+			checked = append(checked, o.Node.GetName())
+		}
+		return nil
+	}})
 	require.NoError(t, err)
-	assert.Equal(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels:\n    team: a\n  name: cm\n", string(data), "the builtin ran, the function did not")
-	assert.Equal(t, []string{"cm.yaml"}, files)
+	assert.Equal(t, []string{"added", "cm"}, checked, "the output")
+	assert.Equal(t, []string{"cm::", "old::old.yaml"}, seen, "before labels.yaml; a Service's file is known")
+	assert.Equal(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels:\n    team: a\n  name: added\n---\n"+
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels:\n    team: a\n  name: cm\n", string(data), "labels.yaml ran after the entry; kustomize's order")
 	after, err := os.ReadFile("kustomization.yaml")
 	require.NoError(t, err)
 	assert.Equal(t, string(before), string(after))
+
+	_, err = b.Run(fakeEntries{run: func(*Function, *yaml.RNode, []Object) ([]bool, []byte, error) {
+		return nil, nil, errors.New("the entry's own words")
+	}})
+	require.EqualError(t, err, "the entry's own words", "not kustomize's wrapping")
+	_, err = b.Run(fakeEntries{run: func(_ *Function, _ *yaml.RNode, objects []Object) ([]bool, []byte, error) {
+		return make([]bool, len(objects)), nil, nil
+	}, check: func([]Object) error { return errors.New("the check's own words") }})
+	require.EqualError(t, err, "the check's own words")
+}
+
+// A build without an entry gets the render's own, last among the root's
+// transformers: it sees what they leave, and leaves no record.
+func TestRunAddsTheRendersEntry(t *testing.T) {
+	tr := tree(t, map[string]string{
+		"kustomization.yaml": "resources: [cm.yaml]\ntransformers: [labels.yaml]\nbuildMetadata: [originAnnotations, transformerAnnotations]\n",
+		"labels.yaml":        "apiVersion: builtin\nkind: LabelTransformer\nmetadata: {name: l}\nlabels: {team: a}\nfieldSpecs: [{path: metadata/labels, create: true}]\n",
+		"cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n",
+	})
+	b, err := Scan(tr, tr.Dir(), "kustomization.yaml", true, Limits{}, true)
+	require.NoError(t, err)
+	require.Len(t, b.Functions, 1)
+	assert.True(t, b.Functions[0].Render)
+	data, err := b.Run(fakeEntries{run: func(entry *Function, _ *yaml.RNode, objects []Object) ([]bool, []byte, error) {
+		require.Len(t, objects, 1)
+		assert.Equal(t, "a", objects[0].Node.GetLabels()["team"], "after the root's transformers")
+		return []bool{true}, []byte("apiVersion: v1\nkind: Service\nmetadata: {name: added}\n"), nil
+	}})
+	require.NoError(t, err)
+	assert.NotContains(t, string(data), renderEntry)
+	assert.NotContains(t, string(data), entryKind)
+	assert.Contains(t, string(data), "name: added")
+	_, err = os.Stat(filepath.Join(tr.Dir(), renderEntry))
+	assert.True(t, os.IsNotExist(err), "the entry is never written")
+
+	d, err := Scan(tr, tr.Dir(), "kustomization.yaml", true, Limits{}, false)
+	require.NoError(t, err)
+	assert.Empty(t, d.Functions, "discover: the build runs no entry of its own")
+}
+
+type fakeEntries struct {
+	run   func(*Function, *yaml.RNode, []Object) ([]bool, []byte, error)
+	check func([]Object) error
+}
+
+func (f fakeEntries) Run(entry *Function, config *yaml.RNode, objects []Object) ([]bool, []byte, error) {
+	return f.run(entry, config, objects)
+}
+
+func (f fakeEntries) Check(objects []Object) error {
+	if f.check == nil {
+		return nil
+	}
+	return f.check(objects)
 }
 
 // krusty's file system reads and never writes.
@@ -200,11 +278,11 @@ func TestConfinedFSWritesNothing(t *testing.T) {
 	assert.ErrorContains(t, err, "link.yaml is a symlink to /etc/passwd")
 }
 
-// withoutTransformers drops only the given entries.
-func TestWithoutTransformers(t *testing.T) {
-	out, err := withoutTransformers([]byte("resources: [a.yaml]\ntransformers:\n- fn.yaml\n- labels.yaml\n- |\n  apiVersion: builtin\n  kind: X\n"), []string{"fn.yaml"})
+// withInlineEntries replaces only the given entries.
+func TestWithInlineEntries(t *testing.T) {
+	out, err := withInlineEntries([]byte("resources: [a.yaml]\ntransformers:\n- fn.yaml\n- labels.yaml\n- |\n  apiVersion: builtin\n  kind: X\n"), map[int]string{0: "kind: Y\n"})
 	require.NoError(t, err)
-	assert.Equal(t, "resources: [a.yaml]\ntransformers:\n- labels.yaml\n- |\n  apiVersion: builtin\n  kind: X\n", string(out))
+	assert.Equal(t, "resources: [a.yaml]\ntransformers:\n- |\n  kind: Y\n- labels.yaml\n- |\n  apiVersion: builtin\n  kind: X\n", string(out))
 }
 
 // The deadline is a backstop: a build past it fails, naming it, whatever
@@ -217,7 +295,9 @@ func TestRunStopsAtItsDeadline(t *testing.T) {
 	b, err := Scan(tr, tr.Dir(), "kustomization.yaml", true, Limits{MaxTime: time.Nanosecond}, true)
 	require.NoError(t, err)
 	require.Empty(t, b.Problems)
-	_, _, err = b.Run()
+	_, err = b.Run(fakeEntries{run: func(_ *Function, _ *yaml.RNode, objects []Object) ([]bool, []byte, error) {
+		return make([]bool, len(objects)), nil, nil
+	}})
 	require.ErrorContains(t, err, "the build ran past its deadline of 1ns (--max-build-time)")
 }
 

@@ -61,23 +61,33 @@ type Build struct {
 	// Cost is what the build is estimated to cost, before it runs.
 	Cost Cost
 
-	rewrites  map[string][]byte // resolved kustomization file -> its content without the function entries
+	key       string            // names this build's entries as its run reads them (entryAnnotation)
+	rewrites  map[string][]byte // resolved file -> its content as the build reads it: flapp-services' entries as entryKind
 	read      map[string][]byte // resolved file -> its content, as the scan read it (the build reads it from here once)
 	dataFiles map[string]bool   // resolved files the build reads as data (generator sources), not as YAML
 	visits    map[visitKey]*Cost
 	resmaps   *resmap.Factory
+	objects   objectFiles       // where the build's FLApps and Services were read
+	metadata  []string          // the root's buildMetadata
+	virtual   map[string][]byte // path -> content of a file only the build reads: the render's own entry
 }
 
 type visitKey struct {
 	dir     string // resolved
-	plugins bool   // built for its plugin configurations (a directory in generators, transformers or validators)
+	plugins string // the field (generators, transformers or validators) that lists it, when it is built for its plugin configurations
 }
 
 // Function is one flapp-services entry of a kustomization's transformers.
 type Function struct {
 	Kustomization string      // the kustomization file that lists it, as messages name it
 	Source        string      // the file holding the entry (the kustomization itself for an inline one)
-	Config        *yaml.RNode // the entry: a ConfigMap or FLAppServices, the functionConfig
+	Config        *yaml.RNode // the entry: a ConfigMap or FLAppServices, the functionConfig; nil for the render's own
+	// Render says the entry is the render's own, added at the end of the
+	// root's transformers of a build that lists none: the render's
+	// configuration (--config, the flags) is its configuration.
+	Render bool
+
+	apiVersion, kind string // the entry's own, which the build reads as builtin and entryKind
 }
 
 // Problem is one thing the build must not do, or a ceiling it would pass,
@@ -133,19 +143,73 @@ func Scan(tree *loader.Tree, dir, file string, restrictRoot bool, limits Limits,
 	limits = limits.withDefaults()
 	b := &Build{
 		tree: tree, dir: dir, File: file, Dir: filepath.ToSlash(filepath.Dir(file)), tight: restrictRoot, limits: limits,
-		rewrites: map[string][]byte{}, read: map[string][]byte{}, dataFiles: map[string]bool{}, visits: map[visitKey]*Cost{},
+		key: newBuildKey(), rewrites: map[string][]byte{}, read: map[string][]byte{}, dataFiles: map[string]bool{}, visits: map[visitKey]*Cost{},
 		resmaps: resmap.NewFactory(provider.NewDefaultDepProvider().GetResourceFactory()),
 	}
 	s := scan{Build: b, estimate: estimate}
-	cost, err := s.visit(dir, []string{file}, false)
+	cost, err := s.visit(dir, []string{file}, "")
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	b.Cost = cost
 	if estimate {
 		b.checkCost([]string{file})
+		if len(b.Functions) == 0 && len(b.Problems) == 0 {
+			if err := b.addRenderEntry(); err != nil {
+				return nil, fmt.Errorf("%s: %w", file, err)
+			}
+		}
 	}
 	return b, nil
+}
+
+// renderEntry is the file of the render's own entry, in the root: the
+// build reads it, the disk never holds it.
+const renderEntry = ".flapp-services.render.yaml"
+
+// addRenderEntry lists the render's own entry last in the root's
+// transformers, for a build that lists no flapp-services entry: its FLApps
+// are rendered as the root's transformers leave them. It is a file (an
+// inline entry would run before the root's other entries, as kustomize
+// runs inline ones first).
+func (b *Build) addRenderEntry() error {
+	kustFile, _ := b.kustomizationFile(b.dir)
+	resolved, err := b.tree.Resolve(kustFile)
+	if err != nil {
+		return err
+	}
+	content, ok := b.rewrites[resolved]
+	if !ok {
+		content = b.read[resolved]
+	}
+	node, err := yaml.Parse(string(content))
+	if err != nil {
+		return err
+	}
+	list, err := node.Pipe(yaml.LookupCreate(yaml.SequenceNode, "transformers"))
+	if err != nil || list.YNode().Kind != yaml.SequenceNode {
+		return fmt.Errorf("transformers is not a list")
+	}
+	list.YNode().Style = 0
+	list.YNode().Content = append(list.YNode().Content, &yaml.Node{Kind: yaml.ScalarNode, Value: renderEntry})
+	rewritten, err := node.String()
+	if err != nil {
+		return err
+	}
+	config := yaml.NewMapRNode(nil)
+	config.SetApiVersion(configAPIVersion)
+	config.SetKind(configKind)
+	if err := config.SetName(Name); err != nil {
+		return err
+	}
+	entry, err := entryDocument(config, b.key, len(b.Functions))
+	if err != nil {
+		return err
+	}
+	b.Functions = append(b.Functions, Function{Kustomization: b.File, Source: b.File, Render: true, apiVersion: configAPIVersion, kind: configKind})
+	b.rewrites[resolved] = []byte(rewritten)
+	b.virtual = map[string][]byte{filepath.Join(b.dir, renderEntry): []byte(entry)}
+	return nil
 }
 
 type scan struct {
@@ -180,7 +244,7 @@ var errCycle = errors.New("it is part of a cycle: a kustomization that includes 
 // builds it once per reference. Its error is the root's own failure to
 // read its kustomization; below the root a caller makes it a problem at
 // the entry that led there.
-func (s *scan) visit(dir string, chain []string, plugins bool) (Cost, error) {
+func (s *scan) visit(dir string, chain []string, plugins string) (Cost, error) {
 	resolved, err := s.tree.Resolve(dir)
 	if err != nil {
 		return Cost{}, err
@@ -213,6 +277,9 @@ func (s *scan) visit(dir string, chain []string, plugins bool) (Cost, error) {
 	if err := k.Unmarshal(content); err != nil {
 		return Cost{}, fmt.Errorf("not a kustomization: %w", err)
 	}
+	if len(chain) == 1 {
+		s.metadata = k.BuildMetadata
+	}
 	legacyHelm := len(k.HelmChartInflationGenerator)
 	k.FixKustomization()
 	s.checkInline(chain, content)
@@ -229,21 +296,23 @@ func (s *scan) visit(dir string, chain []string, plugins bool) (Cost, error) {
 			own.add(s.resource(chain, dir, fmt.Sprintf("%s[%d]", list.field, i), p, plugins))
 		}
 	}
-	var drop []string
+	inline := map[int]string{} // transformers[i] -> the entry as the build reads it
 	transforms := builtinTransforms(&k)
 	for _, list := range []struct {
 		field   string
 		entries []string
 	}{{"generators", k.Generators}, {"transformers", k.Transformers}, {"validators", k.Validators}} {
 		for i, entry := range list.entries {
-			c, ours := s.plugin(chain, s.tree.Name(kustFile), dir, list.field, i, entry)
-			if ours && plugins {
+			c, ours, rewritten := s.plugin(chain, s.tree.Name(kustFile), dir, list.field, i, entry)
+			if ours && plugins != "" {
 				s.problem(chain, fmt.Sprintf("%s[%d]", list.field, i), "runs flapp-services in a kustomization built for plugin configurations, where it would render nothing: list it under transformers of the kustomization whose objects it renders")
 				continue
 			}
+			if rewritten != "" {
+				inline[i] = rewritten
+			}
 			if ours {
-				drop = append(drop, entry)
-				continue
+				continue // it adds Services, which the output's size counts
 			}
 			// A plugin directory is built like a base; its objects are
 			// configurations, each of which makes an object or more
@@ -259,8 +328,8 @@ func (s *scan) visit(dir string, chain []string, plugins bool) (Cost, error) {
 	}
 	own.Objects += int64(len(k.ConfigMapGenerator) + len(k.SecretGenerator))
 	own.finish(transforms, metadataBytes(&k))
-	if len(drop) > 0 {
-		rewritten, err := withoutTransformers(content, drop)
+	if len(inline) > 0 {
+		rewritten, err := withInlineEntries(content, inline)
 		if err != nil {
 			return Cost{}, err
 		}
@@ -286,7 +355,7 @@ func descend(chain []string, at, entry, file string) []string {
 // subBuild scans the kustomization of the directory full, which the entry
 // at of chain's last kustomization names as entry; what stops it is a
 // problem at that entry.
-func (s *scan) subBuild(chain []string, at, entry, full string, plugins bool) Cost {
+func (s *scan) subBuild(chain []string, at, entry, full string, plugins string) Cost {
 	file, ok := s.kustomizationFile(full)
 	if !ok {
 		return Cost{} // kustomize says what is missing
@@ -385,17 +454,18 @@ func (s *scan) existing(chain []string, at, dir, p string) (string, bool) {
 
 // resource scans one entry of resources or components: a file of objects,
 // or a directory with a kustomization of its own.
-func (s *scan) resource(chain []string, dir, at, p string, plugins bool) Cost {
+func (s *scan) resource(chain []string, dir, at, p string, plugins string) Cost {
 	full, isDir := s.existing(chain, at, dir, p)
 	switch {
 	case full == "":
 		return Cost{}
 	case isDir:
 		return s.subBuild(chain, at, p, full, plugins)
-	case plugins:
+	case plugins != "":
 		// A plugin directory's resources are plugin configurations: its
 		// objects are the transformations it brings its referrer.
-		return Cost{Objects: s.pluginFile(chain, at, full)}
+		n, _ := s.pluginFile(chain, chain[len(chain)-1], at, full, plugins)
+		return Cost{Objects: n}
 	case !s.estimate:
 		return Cost{}
 	}
@@ -412,6 +482,7 @@ func (s *scan) resource(chain []string, dir, at, p string, plugins bool) Cost {
 		s.problem(chain, at, "%s: %s", name, msg)
 		return Cost{}
 	}
+	s.objects.add(name, data)
 	return Cost{Objects: countObjects(data), Bytes: int64(len(data))}
 }
 
@@ -419,14 +490,14 @@ func (s *scan) resource(chain []string, dir, at, p string, plugins bool) Cost {
 // inline YAML (when kustomize reads it so), a file of plugin
 // configurations, or a directory built as a kustomization whose objects
 // are. It returns what it costs, its Objects being the configurations it
-// holds, and whether it is flapp-services' own entry (a transformer the
-// render does not execute).
-func (s *scan) plugin(chain []string, kustName, dir, field string, i int, entry string) (Cost, bool) {
+// holds; whether it is flapp-services' own entry; and, for an inline one,
+// the entry as the build reads it (a file's is rewritten in place).
+func (s *scan) plugin(chain []string, kustName, dir, field string, i int, entry string) (Cost, bool, string) {
 	at := fmt.Sprintf("%s[%d]", field, i)
 	// Held to the ceilings before kustomize's parser sees it, which
 	// expands aliases.
 	if !s.checkConfigs(chain, at, "the entry", []byte(entry)) || !s.checkYAML(chain, at, "", []byte(entry)) {
-		return Cost{}, false
+		return Cost{}, false, ""
 	}
 	if _, err := s.resmaps.NewResMapFromBytes([]byte(entry)); err == nil {
 		// kustomize's own test (KustTarget.configureExternalTransformers):
@@ -434,58 +505,82 @@ func (s *scan) plugin(chain []string, kustName, dir, field string, i int, entry 
 		objects, err := parseObjects([]byte(entry))
 		if err != nil {
 			s.problem(chain, at, "an inline entry that is not a list of objects")
-			return Cost{}, false
+			return Cost{}, false, ""
 		}
+		first := len(s.Functions)
 		ours := s.classify(chain, kustName, at, field, kustName, objects, true)
-		return Cost{Objects: int64(len(objects))}, ours
+		if !ours {
+			return Cost{Objects: int64(len(objects))}, false, ""
+		}
+		rewritten, err := s.entries(objects, first)
+		if err != nil {
+			s.problem(chain, at, "%v", err)
+		}
+		return Cost{Objects: int64(len(objects))}, true, rewritten
 	}
 	full, isDir := s.existing(chain, at, dir, entry)
 	switch {
 	case full == "":
-		return Cost{}, false
+		return Cost{}, false, ""
 	case isDir:
-		return s.subBuild(chain, at, entry, full, true), false
+		return s.subBuild(chain, at, entry, full, field), false, ""
 	}
-	data, err := s.readFile(full)
-	if err != nil {
-		s.problem(chain, at, "%v", err)
-		return Cost{}, false
-	}
-	name := s.tree.Name(full)
-	if !s.checkYAML(chain, at, name, data) || !s.checkConfigs(chain, at, name, data) {
-		return Cost{}, false
-	}
-	objects, err := parseObjects(data)
-	if err != nil {
-		s.problem(chain, at, "%s: %v", name, err)
-		return Cost{}, false
-	}
-	ours := s.classify(chain, kustName, at, field, name, objects, false)
-	return Cost{Objects: int64(len(objects))}, ours
+	n, ours := s.pluginFile(chain, kustName, at, full, field)
+	return Cost{Objects: n}, ours, ""
 }
 
-// pluginFile classifies the objects of a file listed in the resources of a
-// plugin directory's kustomization, each a plugin configuration, and
-// counts them.
-func (s *scan) pluginFile(chain []string, at, full string) int64 {
+// pluginFile classifies the plugin configurations of a file, listed by a
+// kustomization's generators, transformers or validators (field), or in
+// the resources of a directory listed there, and counts them; kustName is
+// the kustomization listing it, as messages name it. A file of
+// flapp-services' entries is read by the build as entryKind; ours says
+// the file is one.
+func (s *scan) pluginFile(chain []string, kustName, at, full, field string) (n int64, ours bool) {
 	data, err := s.readFile(full)
 	if err != nil {
 		s.problem(chain, at, "%v", err)
-		return 0
+		return 0, false
 	}
 	name := s.tree.Name(full)
 	if !s.checkYAML(chain, at, name, data) || !s.checkConfigs(chain, at, name, data) {
-		return 0
+		return 0, false
 	}
 	objects, err := parseObjects(data)
 	if err != nil {
 		s.problem(chain, at, "%s: %v", name, err)
-		return 0
+		return 0, false
 	}
-	if s.classify(chain, "", at, "plugin", name, objects, false) {
-		s.problem(chain, at, "%s holds flapp-services' entry in a directory of plugin configurations: list that file under transformers of the kustomization that runs it", name)
+	first := len(s.Functions)
+	if !s.classify(chain, kustName, at, field, name, objects, false) {
+		return int64(len(objects)), false
 	}
-	return int64(len(objects))
+	rewritten, err := s.entries(objects, first)
+	if err != nil {
+		s.problem(chain, at, "%s: %v", name, err)
+		return 0, false
+	}
+	resolved, err := s.tree.Resolve(full)
+	if err != nil {
+		s.problem(chain, at, "%v", err)
+		return 0, false
+	}
+	s.rewrites[resolved] = []byte(rewritten)
+	return int64(len(objects)), true
+}
+
+// entries is the YAML stream the build reads for objects, flapp-services'
+// entries Functions[first:]: each as entryKind, naming the build and
+// itself.
+func (s *scan) entries(objects []*yaml.RNode, first int) (string, error) {
+	docs := make([]string, len(objects))
+	for j, obj := range objects {
+		doc, err := entryDocument(obj, s.key, first+j)
+		if err != nil {
+			return "", err
+		}
+		docs[j] = doc
+	}
+	return strings.Join(docs, "---\n"), nil
 }
 
 // classify records a problem for every configuration that would run
@@ -506,12 +601,11 @@ func (s *scan) classify(chain []string, kustName, at, field, source string, obje
 		case flappServices:
 			ours++
 			if field != "transformers" {
-				if field != "plugin" {
-					s.problem(chain, at, "%s lists flapp-services, a transformer: list it under transformers", where)
-				}
+				s.problem(chain, at, "%s lists flapp-services, a transformer: list it under transformers", where)
 				continue
 			}
-			s.Functions = append(s.Functions, Function{Kustomization: kustName, Source: source, Config: obj})
+			meta, _ := obj.GetMeta()
+			s.Functions = append(s.Functions, Function{Kustomization: kustName, Source: source, Config: obj, apiVersion: meta.APIVersion, kind: meta.Kind})
 		case function:
 			s.problem(chain, at, "%s runs %s: flapp-services' build runs no KRM function; its own entry is read as its configuration, and nothing else is executed", where, what)
 		case plugin:
@@ -564,9 +658,10 @@ func shown(entry string) string {
 	return strconv.Quote(entry)
 }
 
-// withoutTransformers is a kustomization file's content without the given
-// entries of its transformers: what krusty reads in its place.
-func withoutTransformers(content []byte, drop []string) ([]byte, error) {
+// withInlineEntries is a kustomization file's content with the inline
+// entries transformers[i] replaced by entries[i]: what krusty reads in its
+// place.
+func withInlineEntries(content []byte, entries map[int]string) ([]byte, error) {
 	node, err := yaml.Parse(string(content))
 	if err != nil {
 		return nil, err
@@ -575,10 +670,12 @@ func withoutTransformers(content []byte, drop []string) ([]byte, error) {
 	if err != nil || list == nil || list.YNode().Kind != yaml.SequenceNode {
 		return nil, fmt.Errorf("transformers is not a list")
 	}
-	seq := list.YNode()
-	seq.Content = slices.DeleteFunc(seq.Content, func(n *yaml.Node) bool {
-		return n.Kind == yaml.ScalarNode && slices.Contains(drop, n.Value)
-	})
+	for i, entry := range entries {
+		if i >= len(list.YNode().Content) {
+			return nil, fmt.Errorf("transformers has no entry %d", i)
+		}
+		list.YNode().Content[i] = &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Style: yaml.LiteralStyle, Value: entry}
+	}
 	s, err := node.String()
 	return []byte(s), err
 }
