@@ -145,3 +145,112 @@ func TestDiscoverHeapLimit(t *testing.T) {
 		assert.Equal(t, tc.want, debug.SetMemoryLimit(-1), "GOMEMLIMIT %d", tc.set)
 	}
 }
+
+// A kustomization root is claimed whenever its build runs flapp-services,
+// wherever the entry is: in the root, a base, a base's base, a component,
+// or a directory listed under transformers; and nothing else is. Each case
+// is a repository asked as the plugin asks: `discover --argocd-env .` in
+// the Application's directory, the repository root being the working
+// directory less ARGOCD_APP_SOURCE_PATH.
+func TestDiscoverKustomizationRoots(t *testing.T) {
+	entry := functionDoc("ghcr.io/fedlearner/flapp-services:v0.1.0")
+	other := functionDoc("example.com/set-labels:v1")
+	const component = "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\ntransformers:\n- "
+	repo := map[string]string{
+		"leader/kustomization.yaml":     kustomizationDoc("flapp-services.yaml"),
+		"leader/a.yaml":                 flappDoc,
+		"leader/flapp-services.yaml":    entry,
+		"plain/kustomization.yaml":      "resources: [a.yaml]\n",
+		"plain/a.yaml":                  flappDoc,
+		"another/kustomization.yaml":    kustomizationDoc("fn.yaml"),
+		"another/a.yaml":                flappDoc,
+		"another/fn.yaml":               other,
+		"component/kustomization.yaml":  component + "flapp-services.yaml\n",
+		"component/flapp-services.yaml": entry,
+		"via-dir/kustomization.yaml":    "resources: [../plain]\ntransformers: [fns]\n",
+		// A transformers directory: its kustomization's resources are the
+		// configurations of the transformers its referrer runs.
+		"via-dir/fns/kustomization.yaml":  "resources: [flapp-services.yaml]\n",
+		"via-dir/fns/flapp-services.yaml": entry,
+	}
+	cases := []struct {
+		name  string
+		app   string            // the Application's path
+		files map[string]string // besides repo
+		entry string            // the file of the entry, as the reason names it; "" means no match
+	}{
+		{"the entry in the root", "leader", nil, "flapp-services.yaml"},
+		{"an overlay whose base holds the entry", "staging", map[string]string{
+			"staging/kustomization.yaml": "resources: [../leader]\nnamespace: fl-leader-staging\n",
+		}, "../leader/flapp-services.yaml"},
+		{"an overlay through the legacy bases field", "staging", map[string]string{
+			"staging/kustomization.yaml": "bases: [../leader]\nnamespace: fl-leader-staging\n",
+		}, "../leader/flapp-services.yaml"},
+		{"an overlay of an overlay of the base", "envs/prod", map[string]string{
+			"envs/staging/kustomization.yaml": "resources: [../../leader]\nnamespace: staging\n",
+			"envs/prod/kustomization.yaml":    "resources: [../staging]\nnamespace: prod\n",
+		}, "../../leader/flapp-services.yaml"},
+		{"a component holding the entry", "with-component", map[string]string{
+			"with-component/kustomization.yaml": "resources: [../plain]\ncomponents: [../component]\n",
+		}, "../component/flapp-services.yaml"},
+		{"an overlay of a base with that component", "over-component", map[string]string{
+			"with-component/kustomization.yaml": "resources: [../plain]\ncomponents: [../component]\n",
+			"over-component/kustomization.yaml": "resources: [../with-component]\nnamespace: fl\n",
+		}, "../component/flapp-services.yaml"},
+		{"the entry in a directory listed under transformers", "via-dir", nil, "fns/flapp-services.yaml"},
+		{"an overlay of a root with that transformers directory", "over-dir", map[string]string{
+			"over-dir/kustomization.yaml": "resources: [../via-dir]\nnamespace: fl\n",
+		}, "../via-dir/fns/flapp-services.yaml"},
+
+		{"a kustomization of FLApps without the function", "plain", nil, ""},
+		{"an overlay of a base without the function", "over-plain", map[string]string{
+			"over-plain/kustomization.yaml": "resources: [../plain]\nnamespace: fl\n",
+		}, ""},
+		{"an overlay of a base running another function", "over-another", map[string]string{
+			"over-another/kustomization.yaml": "resources: [../another]\n",
+		}, ""},
+		{"a component running another function", "other-component", map[string]string{
+			"other-component/kustomization.yaml":      "resources: [../plain]\ncomponents: [comp]\n",
+			"other-component/comp/kustomization.yaml": component + "fn.yaml\n",
+			"other-component/comp/fn.yaml":            other,
+		}, ""},
+		{"a transformers directory running another function", "other-dir", map[string]string{
+			"other-dir/kustomization.yaml":     "resources: [../plain]\ntransformers: [fns]\n",
+			"other-dir/fns/kustomization.yaml": "resources: [fn.yaml]\n",
+			"other-dir/fns/fn.yaml":            other,
+		}, ""},
+		{"a kustomization whose subdirectory, which it does not list, builds the base", "beside", map[string]string{
+			"beside/kustomization.yaml":      "resources: [cm.yaml]\n",
+			"beside/cm.yaml":                 configMapDoc,
+			"beside/more/kustomization.yaml": "resources: [../../leader]\n",
+		}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			files := map[string]string{}
+			for k, v := range repo {
+				files[k] = v
+			}
+			for k, v := range c.files {
+				files[k] = v
+			}
+			root := writeFiles(t, files)
+			t.Chdir(filepath.Join(root, filepath.FromSlash(c.app)))
+			t.Setenv("ARGOCD_APP_SOURCE_PATH", c.app)
+
+			got, err := Discover(DiscoverOptions{Root: root})
+			require.NoError(t, err)
+			code, out, stderr := runMain([]string{"discover", "--argocd-env", "."}, "")
+			assert.Equal(t, 0, code, stderr)
+			assert.Empty(t, stderr)
+			if c.entry == "" {
+				assert.Empty(t, got)
+				assert.Empty(t, out)
+				return
+			}
+			want := "kustomization.yaml runs flapp-services as a transformer (" + c.entry + ")"
+			assert.Equal(t, want, got)
+			assert.Equal(t, want+"\n", out, "the command prints the reason")
+		})
+	}
+}
