@@ -39,7 +39,7 @@ var monorepoApps = []monorepoApp{
 	{"apps/empty", "no manifest (a README.md only)", false},
 	{"kustomize/flapp/base", "kustomization running flapp-services (`container:` entry)", true},
 	{"kustomize/flapp/overlays/staging", "overlay of that base: a namespace (the entry is only in the base)", true},
-	{"kustomize/flapp/overlays/prod", "overlay of that base: a namespace, 4 Workers", true},
+	{"kustomize/flapp/overlays/prod", "overlay of that base: a namespace, 4 Workers, the function again", true},
 	{"kustomize/exec", "`kustomization.yml` running flapp-services (`exec:` entry)", true},
 	{"kustomize/inline", "`Kustomization` with an inline `FLAppServices` entry", true},
 	{"kustomize/no-function", "kustomization of an FLApp, without the function", false},
