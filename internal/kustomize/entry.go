@@ -5,10 +5,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
-	_ "unsafe" // go:linkname, below
+	"unsafe"
 
 	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/resource"
@@ -22,10 +23,10 @@ import (
 // when it is one of its builtins or an external program, and has no public
 // way to add one: so the entry is registered as one more builtin, under
 // entryKind, in kustomize's own registry of builtin transformers. These two
-// variables are the one place this module reaches into kustomize's
-// internals (builtinhelpers, pinned with the module's version; the
-// kustomize tests of test/integration build every entry side by side with
-// the real kustomize). The scan rewrites each entry's configuration to
+// variables, and setResources below, are the places this module reaches
+// into kustomize's internals (api v0.21.2, pinned; TestKustomizeInternals
+// fails if they move, and test/integration/kustomize builds every kind of
+// entry side by side with the real kustomize). The scan rewrites each entry's configuration to
 // name entryKind, and Build.Run puts the entry's own apiVersion and kind
 // back wherever kustomize records a transformer (buildMetadata).
 
@@ -145,8 +146,8 @@ func (p *entryPlugin) Config(h *resmap.PluginHelpers, config []byte) error {
 
 // Transform is kustomize's fnplugin.Transform with the function in process
 // (utils.UpdateResMapValues, after it): the function sees every object of
-// the build; an object it adds replaces the object of the same id, or is
-// appended; an object it no longer lists is removed.
+// the build; an object it adds replaces the object of the same id, in its
+// place, or is appended; an object it no longer lists is removed.
 func (p *entryPlugin) Transform(m resmap.ResMap) error {
 	resources := m.Resources()
 	objects := make([]Object, len(resources))
@@ -164,36 +165,66 @@ func (p *entryPlugin) Transform(m resmap.ResMap) error {
 	if err != nil {
 		return p.run.fail(fmt.Errorf("%s: internal error: the Services do not parse: %w", p.entry.Source, err))
 	}
+	// Each id computed once: kustomize's own lookups (Append,
+	// GetIndexOfCurrentId) scan the whole map, and 100,000 Services would
+	// take hours.
+	const twice = -1
+	at := make(map[resid.ResId]int, len(resources))
+	for i, res := range resources {
+		id := res.CurId()
+		if _, seen := at[id]; seen {
+			at[id] = twice
+		} else {
+			at[id] = i
+		}
+	}
 	listed := make(map[resid.ResId]bool, len(resources)+len(generated))
 	for i, res := range resources {
 		if keep[i] {
 			listed[res.CurId()] = true
 		}
 	}
+	var appended []*resource.Resource
 	for _, r := range generated {
-		if listed[r.CurId()] {
-			id, _ := json.Marshal(r.CurId())
-			return p.run.fail(fmt.Errorf("%s generated a duplicate resource: %s", p.entry.Source, id))
+		id := r.CurId()
+		if listed[id] {
+			b, _ := json.Marshal(id)
+			return p.run.fail(fmt.Errorf("%s generated a duplicate resource: %s", p.entry.Source, b))
 		}
-		listed[r.CurId()] = true
-		at, err := m.GetIndexOfCurrentId(r.CurId())
-		if err != nil {
-			return err
-		}
-		if at != -1 {
-			m.GetByIndex(at).ResetRNode(r)
-		} else if err := m.Append(r); err != nil {
-			return err
-		}
-	}
-	for _, id := range m.AllIds() {
-		if !listed[id] {
-			if err := m.Remove(id); err != nil {
-				return err
-			}
+		listed[id] = true
+		switch i, ok := at[id]; {
+		case i == twice:
+			return fmt.Errorf("id matched 2 resources") // kustomize's words (GetIndexOfCurrentId)
+		case ok:
+			resources[i].ResetRNode(r)
+		default:
+			appended = append(appended, r)
 		}
 	}
+	list := make([]*resource.Resource, 0, len(resources)+len(appended))
+	for _, res := range resources {
+		if listed[res.CurId()] {
+			list = append(list, res)
+		}
+	}
+	setResources(m, append(list, appended...))
 	return nil
+}
+
+// setResources makes list m's resources, in order, as Clear and Append
+// would, without Append's scan of the whole map for each one (list holds
+// no id twice).
+func setResources(m resmap.ResMap, list []*resource.Resource) {
+	if v := reflect.ValueOf(m); v.Kind() == reflect.Pointer {
+		if f := v.Elem().FieldByName("rList"); f.IsValid() && f.Type() == reflect.TypeFor[[]*resource.Resource]() {
+			reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Set(reflect.ValueOf(list))
+			return
+		}
+	}
+	m.Clear() // another ResMap than api v0.21.2's: slower, the same
+	for _, r := range list {
+		_ = m.Append(r)
+	}
 }
 
 // entryDocument is a flapp-services entry as the build reads it: a builtin

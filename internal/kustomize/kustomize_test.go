@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,9 @@ import (
 	"github.com/fedlearner/flapp-services/internal/loader"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/kustomize/api/provider"
+	"sigs.k8s.io/kustomize/api/resmap"
+	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -216,7 +220,7 @@ func TestRunAddsTheRendersEntry(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, b.Functions, 1)
 	assert.True(t, b.Functions[0].Render)
-	data, err := b.Run(fakeEntries{run: func(entry *Function, _ *yaml.RNode, objects []Object) ([]bool, []byte, error) {
+	data, err := b.Run(fakeEntries{run: func(_ *Function, _ *yaml.RNode, objects []Object) ([]bool, []byte, error) {
 		require.Len(t, objects, 1)
 		assert.Equal(t, "a", objects[0].Node.GetLabels()["team"], "after the root's transformers")
 		return []bool{true}, []byte("apiVersion: v1\nkind: Service\nmetadata: {name: added}\n"), nil
@@ -396,4 +400,23 @@ func TestScanTellsNothingOfOutside(t *testing.T) {
 	assert.Equal(t, messages["exists"], messages["missing"])
 	assert.Contains(t, messages["missing"], "transformers[0]")
 	assert.Contains(t, messages["missing"], "resources[0]")
+}
+
+// What entry.go reaches in kustomize's internals is where it was: the
+// registry of builtins (linked, or the build would not link) holds
+// kustomize's own, and a resource map's list is the field setResources
+// sets.
+func TestKustomizeInternals(t *testing.T) {
+	_, ok := builtinPluginTypes["PatchTransformer"]
+	assert.True(t, ok, "builtinhelpers' names")
+	assert.NotEmpty(t, builtinTransformers)
+	m := resmap.New()
+	f := reflect.ValueOf(m).Elem().FieldByName("rList")
+	require.True(t, f.IsValid(), "resmap's resWrangler.rList")
+	require.Equal(t, reflect.TypeFor[[]*resource.Resource](), f.Type())
+	rf := provider.NewDefaultDepProvider().GetResourceFactory()
+	list, err := rf.SliceFromBytes([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n"))
+	require.NoError(t, err)
+	setResources(m, list)
+	assert.Equal(t, list, m.Resources())
 }
