@@ -67,6 +67,31 @@ func (o *Output) Services() iter.Seq[*corev1.Service] {
 	}
 }
 
+// ServiceRef is one Service of an Output, named, and where Service finds
+// it again.
+type ServiceRef struct {
+	Namespace, Name string
+	flapp, nth      int32
+}
+
+// Refs names every Service of Services, in its order.
+func (o *Output) Refs() []ServiceRef {
+	refs := make([]ServiceRef, 0, o.count)
+	for i, f := range o.flapps {
+		n := int32(0)
+		for svc := range f.plan.Services() {
+			refs = append(refs, ServiceRef{Namespace: svc.Namespace, Name: svc.Name, flapp: int32(i), nth: n})
+			n++
+		}
+	}
+	return refs
+}
+
+// Service is the Service ref names, freshly built, as Services gives it.
+func (o *Output) Service(ref ServiceRef) *corev1.Service {
+	return o.flapps[ref.flapp].plan.Service(int(ref.nth))
+}
+
 // Generate is a whole run over items held in memory: the items to keep, in
 // input order, the Output, and the results. On any error the Output is nil.
 func Generate(items []*yaml.RNode, cfg Config) ([]*yaml.RNode, *Output, framework.Results) {

@@ -335,39 +335,54 @@ func (p *Plan) Services() iter.Seq[*corev1.Service] {
 	}
 }
 
+// Service is the n-th Service of Services (from 0), freshly allocated, or
+// nil past the last.
+func (p *Plan) Service(n int) *corev1.Service {
+	for _, t := range p.types {
+		if n < int(t.replicas) {
+			return p.service(t, n)
+		}
+		n -= int(t.replicas)
+	}
+	return nil
+}
+
 func (p *Plan) typeServices(t replicaType, yield func(*corev1.Service) bool) bool {
-	lowerType := strings.ToLower(t.name)
 	for i := 0; i < int(t.replicas); i++ {
-		selector := map[string]string{
-			LabelAppName:      p.app.Name,
-			LabelRole:         p.role,
-			LabelReplicaType:  lowerType,
-			LabelReplicaIndex: strconv.Itoa(i),
-		}
-		labels := make(map[string]string, len(selector)+1)
-		for k, v := range selector {
-			labels[k] = v
-		}
-		labels[LabelManagedBy] = ManagedByValue
-		svc := &corev1.Service{
-			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-			ObjectMeta: metav1.ObjectMeta{
-				Name:            ServiceName(p.app.Name, p.role, lowerType, i),
-				Namespace:       p.app.Namespace,
-				Labels:          labels,
-				Annotations:     map[string]string{AnnotationFLAppName: p.app.Name},
-				OwnerReferences: p.owner,
-			},
-			Spec: corev1.ServiceSpec{
-				Ports:    t.ports,
-				Selector: selector,
-			},
-		}
-		if !yield(svc) {
+		if !yield(p.service(t, i)) {
 			return false
 		}
 	}
 	return true
+}
+
+func (p *Plan) service(t replicaType, i int) *corev1.Service {
+	lowerType := strings.ToLower(t.name)
+	selector := map[string]string{
+		LabelAppName:      p.app.Name,
+		LabelRole:         p.role,
+		LabelReplicaType:  lowerType,
+		LabelReplicaIndex: strconv.Itoa(i),
+	}
+	labels := make(map[string]string, len(selector)+1)
+	for k, v := range selector {
+		labels[k] = v
+	}
+	labels[LabelManagedBy] = ManagedByValue
+	return &corev1.Service{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            ServiceName(p.app.Name, p.role, lowerType, i),
+			Namespace:       p.app.Namespace,
+			Labels:          labels,
+			Annotations:     map[string]string{AnnotationFLAppName: p.app.Name},
+			OwnerReferences: p.owner,
+		},
+		Spec: corev1.ServiceSpec{
+			Ports:    t.ports,
+			Selector: selector,
+		},
+	}
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -1,10 +1,10 @@
 package cli
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"iter"
+	"maps"
 	"os"
 	"path"
 	"runtime/debug"
@@ -16,7 +16,7 @@ import (
 	"github.com/fedlearner/flapp-services/internal/kustomize"
 	"github.com/fedlearner/flapp-services/internal/loader"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
-	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/resid"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -267,6 +267,33 @@ func (m *renderMode) entries(dir string) kustomize.Entries {
 }
 
 func (e *buildEntries) Run(entry *kustomize.Function, config *yaml.RNode, objects []kustomize.Object) ([]bool, []byte, error) {
+	keep, out, err := e.run(entry, config, objects)
+	if err != nil {
+		return nil, nil, err
+	}
+	var services []byte
+	for svc := range out.Services() {
+		if len(services) > 0 {
+			services = append(services, "---\n"...)
+		}
+		if services, err = fastyaml.AppendService(services, svc); err != nil {
+			return nil, nil, err
+		}
+	}
+	return keep, services, nil
+}
+
+func (e *buildEntries) RunLast(entry *kustomize.Function, config *yaml.RNode, objects []kustomize.Object) ([]bool, kustomize.Late, error) {
+	keep, out, err := e.run(entry, config, objects)
+	if err != nil {
+		return nil, nil, err
+	}
+	return keep, lateServices{out, out.Refs()}, nil
+}
+
+// run runs one entry over the build's objects at its place: which it
+// keeps, and the Services it makes.
+func (e *buildEntries) run(entry *kustomize.Function, config *yaml.RNode, objects []kustomize.Object) ([]bool, *fn.Output, error) {
 	cfg := e.m.cfg
 	if !entry.Render {
 		parsed, results := fn.ParseConfig(config)
@@ -298,11 +325,27 @@ func (e *buildEntries) Run(entry *kustomize.Function, config *yaml.RNode, object
 		printResults(errOut, run, strict, framework.Error)
 		return nil, nil, reportedError{strict}
 	}
-	var services bytes.Buffer
-	if err := (kio.ByteWriter{Writer: &services}).Write(fn.WithServiceNodes(nil, out.Services())); err != nil {
-		return nil, nil, err
-	}
-	return keep, services.Bytes(), nil
+	return keep, out, nil
+}
+
+// lateServices are the Services of the root's last entry, made again one
+// at a time as the build's output is written.
+type lateServices struct {
+	out  *fn.Output
+	refs []fn.ServiceRef
+}
+
+func (l lateServices) Len() int { return len(l.refs) }
+
+func (l lateServices) ID(i int) resid.ResId {
+	return resid.NewResIdWithNamespace(resid.Gvk{Version: "v1", Kind: "Service"}, l.refs[i].Name, l.refs[i].Namespace)
+}
+
+func (l lateServices) Append(buf []byte, i int, labels, annotations map[string]string) ([]byte, error) {
+	svc := l.out.Service(l.refs[i])
+	maps.Copy(svc.Labels, labels)
+	maps.Copy(svc.Annotations, annotations)
+	return fastyaml.AppendService(buf, svc)
 }
 
 // Check refuses a build whose output holds an FLApp whose Services no

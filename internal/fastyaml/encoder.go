@@ -258,3 +258,10 @@ func encodeServiceDoc(buf []byte, svc *corev1.Service, annotations []annotation)
 	}
 	return appendEncoded(buf, serviceNodeWith(svc, annotations).Document())
 }
+
+// AppendService appends svc as one document of a YAML stream (without a
+// separator), as the render writes a generated Service: the bytes a kustomize
+// build reads back from the function.
+func AppendService(buf []byte, svc *corev1.Service) ([]byte, error) {
+	return encodeServiceDoc(buf, svc, streamAnnotations(svc.Annotations))
+}

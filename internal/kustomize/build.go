@@ -95,12 +95,18 @@ func (b *Build) Run(entries Entries) ([]byte, error) {
 			return nil, err
 		}
 	}
-	data, err := m.AsYaml()
+	var data []byte
+	var generated int64 // the bytes of the root's last entry, which --max-services bounds
+	if run.late == nil {
+		data, err = m.AsYaml()
+	} else {
+		data, generated, err = b.writeWithLate(m.Resources(), run, run.replaced)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("kustomize build: %w", err)
 	}
-	if int64(len(data)) > b.limits.MaxOutput {
-		return nil, fmt.Errorf("the build's output is %d bytes, over the ceiling of %d bytes (--max-build-output)", len(data), b.limits.MaxOutput)
+	if built := int64(len(data)) - generated; built > b.limits.MaxOutput {
+		return nil, fmt.Errorf("the build's output is %d bytes, over the ceiling of %d bytes (--max-build-output)", built, b.limits.MaxOutput)
 	}
 	return data, nil
 }

@@ -48,6 +48,9 @@ const (
 	// entryAnnotation names the build and the entry, "<build key>/<index
 	// in Build.Functions>", on an entry as the build reads it.
 	entryAnnotation = "internal.flapp-services.fedlearner.k8s.io/entry"
+	// originAnnotation is kustomize's (api/internal/utils), on an object
+	// of a build whose buildMetadata asks for origins.
+	originAnnotation = "config.kubernetes.io/origin"
 )
 
 var registerEntryKind sync.Once
@@ -61,6 +64,12 @@ type Entries interface {
 	// order; it answers which of them the output keeps, and the YAML
 	// stream of the objects it adds.
 	Run(entry *Function, config *yaml.RNode, objects []Object) (keep []bool, added []byte, err error)
+	// RunLast runs the root's last entry, after which nothing but
+	// kustomize's final steps runs: what it adds is written after the
+	// build, where kustomize's order puts it, without kustomize holding
+	// it (and sorting it: kustomize's sort appends each object after
+	// comparing it with every other).
+	RunLast(entry *Function, config *yaml.RNode, objects []Object) (keep []bool, added Late, err error)
 	// Check is given the build's output, once every entry has run, before
 	// it is written.
 	Check(objects []Object) error
@@ -74,6 +83,15 @@ type Object struct {
 	// Key is the object through the rest of the build: the same object,
 	// however transformed, has the same Key in Check.
 	Key ObjectKey
+}
+
+// Late is the objects the root's last entry adds.
+type Late interface {
+	Len() int
+	ID(i int) resid.ResId
+	// Append appends object i as a YAML document, with the labels and
+	// annotations given added to its own.
+	Append(buf []byte, i int, labels, annotations map[string]string) ([]byte, error)
 }
 
 // ObjectKey identifies an object of a build.
@@ -90,6 +108,12 @@ type buildRun struct {
 	entries Entries
 	mu      sync.Mutex
 	err     error
+	// late is what the root's last entry added, and its origin as
+	// kustomize records it on what a transformer generates (nil without
+	// the root's buildMetadata, or for the render's own entry).
+	late       Late
+	lateOrigin *resource.Origin
+	replaced   map[*resource.Resource]int // a resource whose place an object of late takes
 }
 
 func (r *buildRun) fail(err error) error {
@@ -112,6 +136,7 @@ type entryPlugin struct {
 	run    *buildRun
 	entry  *Function
 	config *yaml.RNode
+	origin *resource.Origin // the entry's, when kustomize tracks it
 	h      *resmap.PluginHelpers
 }
 
@@ -132,6 +157,17 @@ func (p *entryPlugin) Config(h *resmap.PluginHelpers, config []byte) error {
 		return fmt.Errorf("%s/%s is flapp-services' own name for its entries as its build reads them; write the entry as the README says", "builtin", entryKind)
 	}
 	p.run, p.entry, p.h = v.(*buildRun), &v.(*buildRun).build.Functions[i], h
+	if o := node.GetAnnotations()[originAnnotation]; o != "" && !p.entry.Render {
+		var read resource.Origin
+		if err := yaml.Unmarshal([]byte(o), &read); err != nil {
+			return err
+		}
+		// resource.OriginFromCustomPlugin, of the entry as written.
+		meta, _ := node.GetMeta()
+		p.origin = &resource.Origin{Repo: read.Repo, Ref: read.Ref, ConfiguredIn: read.Path,
+			ConfiguredBy: yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: p.entry.apiVersion, Kind: p.entry.kind},
+				NameMeta: yaml.NameMeta{Name: meta.Name, Namespace: meta.Namespace}}}
+	}
 	node.SetApiVersion(p.entry.apiVersion)
 	node.SetKind(p.entry.kind)
 	if _, err := node.Pipe(yaml.ClearAnnotation(entryAnnotation)); err != nil {
@@ -154,16 +190,26 @@ func (p *entryPlugin) Transform(m resmap.ResMap) error {
 	for i, res := range resources {
 		objects[i] = Object{Node: res.Copy(), File: p.run.build.fileOf(res), Key: ObjectKey{res}}
 	}
-	keep, added, err := p.run.entries.Run(p.entry, p.config, objects)
+	var keep []bool
+	var generated []*resource.Resource
+	var err error
+	if p.entry.last {
+		var late Late
+		keep, late, err = p.run.entries.RunLast(p.entry, p.config, objects)
+		p.run.late, p.run.lateOrigin = late, p.origin
+	} else {
+		var added []byte
+		if keep, added, err = p.run.entries.Run(p.entry, p.config, objects); err == nil {
+			if generated, err = p.h.ResmapFactory().RF().SliceFromBytes(added); err != nil {
+				err = fmt.Errorf("%s: internal error: the Services do not parse: %w", p.entry.Source, err)
+			}
+		}
+	}
 	if err != nil {
 		return p.run.fail(err)
 	}
 	if len(keep) != len(resources) {
 		return p.run.fail(fmt.Errorf("%s: internal error: %d objects kept of %d", p.entry.Source, len(keep), len(resources)))
-	}
-	generated, err := p.h.ResmapFactory().RF().SliceFromBytes(added)
-	if err != nil {
-		return p.run.fail(fmt.Errorf("%s: internal error: the Services do not parse: %w", p.entry.Source, err))
 	}
 	// Each id computed once: kustomize's own lookups (Append,
 	// GetIndexOfCurrentId) scan the whole map, and 100,000 Services would
@@ -182,6 +228,25 @@ func (p *entryPlugin) Transform(m resmap.ResMap) error {
 	for i, res := range resources {
 		if keep[i] {
 			listed[res.CurId()] = true
+		}
+	}
+	if p.entry.last {
+		// As UpdateResMapValues would: an object that replaces one keeps
+		// that one's place.
+		p.run.replaced = map[*resource.Resource]int{}
+		for i := range p.run.late.Len() {
+			id := p.run.late.ID(i)
+			if listed[id] {
+				b, _ := json.Marshal(id)
+				return p.run.fail(fmt.Errorf("%s generated a duplicate resource: %s", p.entry.Source, b))
+			}
+			listed[id] = true
+			switch j, ok := at[id]; {
+			case j == twice:
+				return fmt.Errorf("id matched 2 resources") // kustomize's words (GetIndexOfCurrentId)
+			case ok:
+				p.run.replaced[resources[j]] = i
+			}
 		}
 	}
 	var appended []*resource.Resource

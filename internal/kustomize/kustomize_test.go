@@ -15,6 +15,8 @@ import (
 	"sigs.k8s.io/kustomize/api/provider"
 	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/resource"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/resid"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -244,6 +246,38 @@ type fakeEntries struct {
 
 func (f fakeEntries) Run(entry *Function, config *yaml.RNode, objects []Object) ([]bool, []byte, error) {
 	return f.run(entry, config, objects)
+}
+
+// RunLast answers what run adds as Late.
+func (f fakeEntries) RunLast(entry *Function, config *yaml.RNode, objects []Object) ([]bool, Late, error) {
+	keep, added, err := f.run(entry, config, objects)
+	if err != nil {
+		return nil, nil, err
+	}
+	nodes, err := kio.FromBytes(added)
+	return keep, fakeLate(nodes), err
+}
+
+type fakeLate []*yaml.RNode
+
+func (l fakeLate) Len() int { return len(l) }
+func (l fakeLate) ID(i int) resid.ResId {
+	return resid.NewResIdWithNamespace(resid.GvkFromNode(l[i]), l[i].GetName(), l[i].GetNamespace())
+}
+func (l fakeLate) Append(buf []byte, i int, labels, annotations map[string]string) ([]byte, error) {
+	n := l[i].Copy()
+	for k, v := range labels {
+		if err := n.PipeE(yaml.SetLabel(k, v)); err != nil {
+			return nil, err
+		}
+	}
+	for k, v := range annotations {
+		if err := n.PipeE(yaml.SetAnnotation(k, v)); err != nil {
+			return nil, err
+		}
+	}
+	s, err := n.String()
+	return append(buf, s...), err
 }
 
 func (f fakeEntries) Check(objects []Object) error {

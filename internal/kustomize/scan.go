@@ -61,15 +61,17 @@ type Build struct {
 	// Cost is what the build is estimated to cost, before it runs.
 	Cost Cost
 
-	key       string            // names this build's entries as its run reads them (entryAnnotation)
-	rewrites  map[string][]byte // resolved file -> its content as the build reads it: flapp-services' entries as entryKind
-	read      map[string][]byte // resolved file -> its content, as the scan read it (the build reads it from here once)
-	dataFiles map[string]bool   // resolved files the build reads as data (generator sources), not as YAML
-	visits    map[visitKey]*Cost
-	resmaps   *resmap.Factory
-	objects   objectFiles       // where the build's FLApps and Services were read
-	metadata  []string          // the root's buildMetadata
-	virtual   map[string][]byte // path -> content of a file only the build reads: the render's own entry
+	key         string            // names this build's entries as its run reads them (entryAnnotation)
+	rewrites    map[string][]byte // resolved file -> its content as the build reads it: flapp-services' entries as entryKind
+	read        map[string][]byte // resolved file -> its content, as the scan read it (the build reads it from here once)
+	dataFiles   map[string]bool   // resolved files the build reads as data (generator sources), not as YAML
+	visits      map[visitKey]*Cost
+	resmaps     *resmap.Factory
+	objects     objectFiles        // where the build's FLApps and Services were read
+	metadata    []string           // the root's buildMetadata
+	sortOptions *types.SortOptions // the root's
+	lastAllowed bool               // the root's entry may be last: no vars, no validators
+	virtual     map[string][]byte  // path -> content of a file only the build reads: the render's own entry
 }
 
 type visitKey struct {
@@ -88,6 +90,9 @@ type Function struct {
 	Render bool
 
 	apiVersion, kind string // the entry's own, which the build reads as builtin and entryKind
+	// last says nothing runs after the entry but kustomize's final steps,
+	// which leave what it adds as it is: Run writes that after the build.
+	last bool
 }
 
 // Problem is one thing the build must not do, or a ceiling it would pass,
@@ -206,7 +211,7 @@ func (b *Build) addRenderEntry() error {
 	if err != nil {
 		return err
 	}
-	b.Functions = append(b.Functions, Function{Kustomization: b.File, Source: b.File, Render: true, apiVersion: configAPIVersion, kind: configKind})
+	b.Functions = append(b.Functions, Function{Kustomization: b.File, Source: b.File, Render: true, apiVersion: configAPIVersion, kind: configKind, last: b.lastAllowed})
 	b.rewrites[resolved] = []byte(rewritten)
 	b.virtual = map[string][]byte{filepath.Join(b.dir, renderEntry): []byte(entry)}
 	return nil
@@ -277,8 +282,11 @@ func (s *scan) visit(dir string, chain []string, plugins string) (Cost, error) {
 	if err := k.Unmarshal(content); err != nil {
 		return Cost{}, fmt.Errorf("not a kustomization: %w", err)
 	}
-	if len(chain) == 1 {
-		s.metadata = k.BuildMetadata
+	root := len(chain) == 1 && plugins == ""
+	if root {
+		s.metadata, s.sortOptions = k.BuildMetadata, k.SortOptions
+		// Only where nothing can change objects after the transformers.
+		s.lastAllowed = len(k.Vars) == 0 && len(k.Validators) == 0
 	}
 	legacyHelm := len(k.HelmChartInflationGenerator)
 	k.FixKustomization()
@@ -310,6 +318,11 @@ func (s *scan) visit(dir string, chain []string, plugins string) (Cost, error) {
 			}
 			if rewritten != "" {
 				inline[i] = rewritten
+			}
+			if ours && root && s.lastAllowed && rewritten == "" && list.field == "transformers" && i == len(list.entries)-1 {
+				// The last file kustomize runs (it runs the inline
+				// entries first, then the files in order).
+				s.Functions[len(s.Functions)-1].last = true
 			}
 			if ours {
 				continue // it adds Services, which the output's size counts
