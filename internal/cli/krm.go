@@ -22,7 +22,12 @@ var resourceListVersions = []string{"config.kubernetes.io/v1", "config.kubernete
 // out, written as it is produced once the run has succeeded; on failure the
 // input's items unchanged plus the error results. Errors also go to errOut.
 func RunKRM(in io.Reader, out, errOut io.Writer) error {
-	return drive(&krmMode{rw: &kio.ByteReadWriter{Reader: in, Writer: out, KeepReaderAnnotations: true}}, errOut, false)
+	return drive(newKRMMode(in, out), errOut, false)
+}
+
+func newKRMMode(in io.Reader, out io.Writer) *krmMode {
+	return &krmMode{rw: &kio.ByteReadWriter{Reader: in, Writer: out, KeepReaderAnnotations: true},
+		maxObjectNodes: DefaultMaxObjectNodes, maxDocumentNodes: DefaultMaxDocumentNodes}
 }
 
 // krmMode reads the whole ResourceList, as every KRM function does (its
@@ -31,6 +36,14 @@ type krmMode struct {
 	rw   *kio.ByteReadWriter
 	rl   *fastyaml.ResourceList
 	kept []*yaml.RNode
+	// copied is the item last read as a copy (fastyaml.Inline), and item
+	// the item it was made from: the run reads the copy, the output keeps
+	// the item as it came, as kyaml writes it.
+	copied, item *yaml.RNode
+	// The node ceilings on those copies: each (an object), and all of
+	// them (a ResourceList is one document). KRM mode has no flags: they
+	// are render's defaults.
+	maxObjectNodes, maxDocumentNodes int
 }
 
 func (m *krmMode) open() (fn.Config, iter.Seq2[fn.Object, error], error) {
@@ -51,16 +64,46 @@ func (m *krmMode) open() (fn.Config, iter.Seq2[fn.Object, error], error) {
 	}
 	m.kept = make([]*yaml.RNode, 0, len(rl.Items))
 	return cfg, func(yield func(fn.Object, error) bool) {
+		budget := m.maxDocumentNodes // what is left for the copies
+		defer func() { m.copied, m.item = nil, nil }()
 		for i, item := range rl.Items {
-			if !yield(fn.ItemObject(i, item), nil) {
+			m.copied, m.item = nil, nil // the copy read last is not held
+			obj := fn.ItemObject(i, item)
+			copied, n := fastyaml.Inline(item.YNode(), min(m.maxObjectNodes, budget))
+			if copied == nil {
+				yield(fn.Object{}, m.inlineError(obj.Origin, item, budget))
+				return
+			}
+			if copied != item.YNode() {
+				budget -= n
+				obj = fn.ItemObject(i, yaml.NewRNode(copied))
+				m.copied, m.item = obj.Node, item
+			}
+			if !yield(obj, nil) {
 				return
 			}
 		}
 	}, nil
 }
 
+// inlineError refuses an item whose aliases to anchors of other items would
+// expand past a node ceiling: the object's, or the document's when what the
+// earlier items' copies left of it (budget) is less.
+func (m *krmMode) inlineError(o fn.Origin, item *yaml.RNode, budget int) error {
+	if budget < m.maxObjectNodes {
+		return &inputError{o, fmt.Sprintf("the items' aliases to anchors of other items expand to over %d YAML nodes in all, over the ceiling per document (--max-document-nodes, fixed in KRM mode)",
+			m.maxDocumentNodes)}
+	}
+	return &inputError{o, fmt.Sprintf("%s has over %d YAML nodes once its aliases to anchors of other items are expanded, over the ceiling per object (--max-object-nodes, fixed in KRM mode): no Kubernetes object is that large",
+		describeObject(item), m.maxObjectNodes)}
+}
+
 func (m *krmMode) keep(obj fn.Object) error {
-	m.kept = append(m.kept, obj.Node)
+	node := obj.Node
+	if node == m.copied {
+		node = m.item
+	}
+	m.kept = append(m.kept, node)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"github.com/fedlearner/flapp-services/fn/fntest"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 )
 
@@ -74,6 +76,7 @@ func FuzzKRM(f *testing.F) {
 		"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- {apiVersion: fedlearner.k8s.io/v1alpha1, kind: FLApp, metadata: {name: a}, spec: {role: Leader, flReplicaSpecs: {W: {replicas: 2147483647, template: {spec: {containers: [{name: tensorflow}]}}}}}}\n",
 		"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- {apiVersion: fedlearner.k8s.io/v1alpha1, kind: FLApp, metadata: {name: a}, spec: [1]}\n",
 		"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- {apiVersion: fedlearner.k8s.io/v1alpha1, kind: FLApp, metadata: {name: a}, spec: {role: Leader, flReplicaSpecs: {W: {replicas: 1, template: {spec: {containers: [{name: tensorflow, ports: [{name: p, containerPort: 1e99}]}]}}}}}}\n",
+		crossItemAnchors,
 	} {
 		f.Add([]byte(s))
 	}
@@ -99,4 +102,260 @@ func FuzzKRM(f *testing.F) {
 		require.NoError(t, RunKRM(bytes.NewReader(out.Bytes()), &again, &stderr), stderr.String())
 		assert.Equal(t, fntest.WithoutResults(t, out.Bytes()), fntest.WithoutResults(t, again.Bytes()), "a second run changes nothing")
 	})
+}
+
+// crossItemAnchors is a ResourceList built by hand as PyYAML writes shared
+// objects: FLApps whose namespace, name, labels, peer URL, pod template and
+// whole spec are anchors of earlier items (a ConfigMap's, another FLApp's),
+// one through a merge key.
+const crossItemAnchors = `apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: &name shared
+    namespace: &ns team-a
+    labels: &labels
+      team: a
+  data:
+    peer: &peer fedlearner-operator.follower.svc.cluster.local:8100
+- apiVersion: fedlearner.k8s.io/v1alpha1
+  kind: FLApp
+  metadata:
+    name: first
+    namespace: *ns
+    labels: *labels
+  spec: &spec
+    role: Leader
+    peerSpecs:
+      Follower:
+        peerURL: *peer
+    flReplicaSpecs:
+      Master:
+        pair: false
+        replicas: 1
+        template: &template
+          spec:
+            containers:
+            - name: tensorflow
+              image: fedlearner/fedlearner:v2.3
+              ports:
+              - name: flapp-port
+                containerPort: 50051
+- apiVersion: fedlearner.k8s.io/v1alpha1
+  kind: FLApp
+  metadata:
+    <<: {namespace: *ns, labels: *labels}
+    name: *name
+  spec:
+    role: Follower
+    peerSpecs:
+      Leader:
+        peerURL: *peer
+    flReplicaSpecs:
+      Worker:
+        pair: true
+        replicas: 2
+        template: *template
+- apiVersion: fedlearner.k8s.io/v1alpha1
+  kind: FLApp
+  metadata: {name: third, namespace: *ns}
+  spec: *spec
+`
+
+// crossItemServices are the Services of crossItemAnchors, written by hand:
+// each FLApp read with its aliases resolved.
+const crossItemServices = `- apiVersion: v1
+  kind: Service
+  metadata:
+    name: first-leader-master-0
+    namespace: team-a
+    labels:
+      app-name: first
+      app.kubernetes.io/managed-by: flapp-services
+      fl-replica-index: "0"
+      fl-replica-type: master
+      role: leader
+    annotations:
+      fn.fedlearner.k8s.io/flapp: first
+  spec:
+    ports:
+    - name: flapp-port
+      port: 50051
+      targetPort: flapp-port
+    selector:
+      app-name: first
+      fl-replica-index: "0"
+      fl-replica-type: master
+      role: leader
+- apiVersion: v1
+  kind: Service
+  metadata:
+    name: shared-follower-worker-0
+    namespace: team-a
+    labels:
+      app-name: shared
+      app.kubernetes.io/managed-by: flapp-services
+      fl-replica-index: "0"
+      fl-replica-type: worker
+      role: follower
+    annotations:
+      fn.fedlearner.k8s.io/flapp: shared
+  spec:
+    ports:
+    - name: flapp-port
+      port: 50051
+      targetPort: flapp-port
+    selector:
+      app-name: shared
+      fl-replica-index: "0"
+      fl-replica-type: worker
+      role: follower
+- apiVersion: v1
+  kind: Service
+  metadata:
+    name: shared-follower-worker-1
+    namespace: team-a
+    labels:
+      app-name: shared
+      app.kubernetes.io/managed-by: flapp-services
+      fl-replica-index: "1"
+      fl-replica-type: worker
+      role: follower
+    annotations:
+      fn.fedlearner.k8s.io/flapp: shared
+  spec:
+    ports:
+    - name: flapp-port
+      port: 50051
+      targetPort: flapp-port
+    selector:
+      app-name: shared
+      fl-replica-index: "1"
+      fl-replica-type: worker
+      role: follower
+- apiVersion: v1
+  kind: Service
+  metadata:
+    name: third-leader-master-0
+    namespace: team-a
+    labels:
+      app-name: third
+      app.kubernetes.io/managed-by: flapp-services
+      fl-replica-index: "0"
+      fl-replica-type: master
+      role: leader
+    annotations:
+      fn.fedlearner.k8s.io/flapp: third
+  spec:
+    ports:
+    - name: flapp-port
+      port: 50051
+      targetPort: flapp-port
+    selector:
+      app-name: third
+      fl-replica-index: "0"
+      fl-replica-type: master
+      role: leader
+`
+
+// kyamlItems is what framework.Execute writes for input with a processor
+// that changes nothing: the items as kyaml reads and writes them (v0.21.2
+// keeps every alias and anchor as written).
+func kyamlItems(t *testing.T, input string) string {
+	t.Helper()
+	var out bytes.Buffer
+	rw := &kio.ByteReadWriter{Reader: strings.NewReader(input), Writer: &out, KeepReaderAnnotations: true}
+	require.NoError(t, framework.Execute(framework.ResourceListProcessorFunc(func(*framework.ResourceList) error { return nil }), rw))
+	return out.String()
+}
+
+// TestKRMAnchorsAcrossItems: an FLApp may alias anchors of earlier items, as
+// YAML allows within the one document a ResourceList is. The items are
+// written as kyaml writes them, aliases kept; the Services are those of
+// the FLApps read with their aliases resolved; and the output, run again,
+// gives the same.
+func TestKRMAnchorsAcrossItems(t *testing.T) {
+	var out, stderr bytes.Buffer
+	require.NoError(t, RunKRM(strings.NewReader(crossItemAnchors), &out, &stderr), stderr.String())
+	onlyWarnings(t, stderr.String())
+
+	items := kyamlItems(t, crossItemAnchors)
+	assert.Contains(t, items, "spec: *spec", "kyaml keeps the aliases")
+	require.True(t, strings.HasPrefix(out.String(), items), "the items as kyaml writes them:\n%s", out.String())
+	services, results, found := strings.Cut(strings.TrimPrefix(out.String(), items), "results:\n")
+	require.True(t, found, out.String())
+	assert.Equal(t, crossItemServices, services)
+	assert.Contains(t, results, "generated 2 Service(s)")
+	fntest.ServicesReadAlike(t, out.Bytes(), true)
+
+	var again bytes.Buffer
+	require.NoError(t, RunKRM(bytes.NewReader(out.Bytes()), &again, &stderr), stderr.String())
+	assert.Equal(t, fntest.WithoutResults(t, out.Bytes()), fntest.WithoutResults(t, again.Bytes()), "a second run changes nothing")
+}
+
+// TestKRMAliasBombAcrossItems: aliases that expand past the node ceilings
+// once the items that use them are read are refused, counted without being
+// expanded, naming the ceiling; the answer holds the items as they came.
+func TestKRMAliasBombAcrossItems(t *testing.T) {
+	head := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"
+	var bomb strings.Builder
+	bomb.WriteString(head + "- {apiVersion: v1, kind: ConfigMap, metadata: {name: c0}, data: {x: &a0 [x, x, x, x, x, x, x, x, x, x]}}\n")
+	for i := 1; i <= 9; i++ {
+		fmt.Fprintf(&bomb, "- {apiVersion: v1, kind: ConfigMap, metadata: {name: c%d}, data: {x: &a%d [%s]}}\n",
+			i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*a%d, ", i-1), 10), ", "))
+	}
+	bomb.WriteString("- {apiVersion: fedlearner.k8s.io/v1alpha1, kind: FLApp, metadata: {name: b}, spec: {role: Leader, x: *a9}}\n")
+
+	// One anchor just under the object ceiling, aliased by enough items
+	// that their copies pass the document's (both lowered, for speed).
+	wide := head + "- {apiVersion: v1, kind: ConfigMap, metadata: {name: big}, data: {x: &big [" +
+		strings.TrimSuffix(strings.Repeat("v, ", 900), ", ") + "]}}\n" +
+		strings.Repeat("- {apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {x: *big}}\n", 7)
+
+	for name, tc := range map[string]struct {
+		input                       string
+		maxObjectNodes, maxDocument int
+		want                        string
+	}{
+		"billion laughs": {bomb.String(), DefaultMaxObjectNodes, DefaultMaxDocumentNodes,
+			"items[4]: ConfigMap c4 has over 100000 YAML nodes once its aliases to anchors of other items are expanded, over the ceiling per object (--max-object-nodes, fixed in KRM mode)"},
+		"one anchor, many aliases": {wide, 1000, 6000,
+			"items[7]: the items' aliases to anchors of other items expand to over 6000 YAML nodes in all, over the ceiling per document (--max-document-nodes, fixed in KRM mode)"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var out, stderr bytes.Buffer
+			m := newKRMMode(strings.NewReader(tc.input), &out)
+			m.maxObjectNodes, m.maxDocumentNodes = tc.maxObjectNodes, tc.maxDocument
+			require.ErrorIs(t, drive(m, &stderr, false), ErrFailed)
+			assert.Contains(t, stderr.String(), "error: "+tc.want)
+			assert.True(t, strings.HasPrefix(out.String(), kyamlItems(t, tc.input)), "the items as they came")
+			assert.Contains(t, out.String(), "severity: error")
+		})
+	}
+}
+
+// TestKRMAliasedMetadataIsRefusedAsByKyaml: an item, or an item's metadata,
+// that is itself an alias cannot be annotated by kyaml, which refuses the
+// ResourceList (so does every KRM function built on it); the refusal says
+// so in words, not in kyaml's node kinds.
+func TestKRMAliasedMetadataIsRefusedAsByKyaml(t *testing.T) {
+	head := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"
+	for input, want := range map[string]string{
+		head + "- apiVersion: v1\n  kind: ConfigMap\n  metadata: &m {name: a, namespace: default}\n" +
+			"- apiVersion: fedlearner.k8s.io/v1alpha1\n  kind: FLApp\n  metadata: *m\n  spec: {role: Leader}\n": "items[1]: metadata is an alias (*m)",
+		head + "- &a {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n- *a\n": "items[1] is an alias (*a) of another item",
+	} {
+		var kyamlOut bytes.Buffer
+		kyamlErr := framework.Execute(framework.ResourceListProcessorFunc(func(*framework.ResourceList) error { return nil }),
+			&kio.ByteReadWriter{Reader: strings.NewReader(input), Writer: &kyamlOut, KeepReaderAnnotations: true})
+		require.ErrorContains(t, kyamlErr, "expected MappingNode but got AliasNode", "kyaml refuses it")
+
+		var out, stderr bytes.Buffer
+		require.ErrorIs(t, RunKRM(strings.NewReader(input), &out, &stderr), ErrFailed)
+		assert.Contains(t, stderr.String(), "error: input is not a readable ResourceList: "+want+": kyaml, which reads and writes the ResourceList of every KRM function, annotates each item's metadata and cannot annotate an alias")
+		assert.NotContains(t, stderr.String(), "AliasNode")
+		assert.Contains(t, out.String(), "severity: error")
+	}
 }

@@ -27,6 +27,14 @@
 // writers hold an event per node of the output; here each document (and
 // each ResourceList item) gets an encoder of its own.
 //
+// Another: an item of a List that aliases an anchor of another item (a
+// document's anchors hold across its items) is read as it reads alone, each
+// such alias replaced by a copy of its anchor's value (Inline, within the
+// node ceilings): a render writes each item as a document of its own, where
+// kio.ByteWriter would write an alias that names nothing. KRM mode writes
+// its items as kyaml does, aliases kept (the ResourceList stays one
+// document), and gives fn the items' copies to read.
+//
 // fn.ServiceNode is the reference encoder: the fast encoder must write
 // exactly what kyaml writes for that node.
 //

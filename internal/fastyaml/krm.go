@@ -1,6 +1,7 @@
 package fastyaml
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/fedlearner/flapp-services/fn"
@@ -29,9 +30,32 @@ func ReadResourceList(rw *kio.ByteReadWriter) (*ResourceList, error) {
 	}
 	nodeAnnos, err := kio.PreprocessResourcesForInternalAnnotationMigration(items)
 	if err != nil {
+		if aliased := aliasedMetadata(items); aliased != nil {
+			return nil, aliased
+		}
 		return nil, err
 	}
 	return &ResourceList{rw: rw, Items: items, nodeAnnos: nodeAnnos}, nil
+}
+
+// aliasedMetadata says which item kio could not annotate because it, or its
+// metadata, is an alias (of another item's anchor): kyaml refuses the
+// ResourceList, as every KRM function built on it does, in its own words
+// ("expected MappingNode but got AliasNode"). Aliases inside metadata, and
+// anywhere else, are read.
+func aliasedMetadata(items []*yaml.RNode) error {
+	const why = "kyaml, which reads and writes the ResourceList of every KRM function, annotates each item's metadata and cannot annotate an alias"
+	for i, item := range items {
+		n := item.YNode()
+		if n.Kind == yaml.AliasNode {
+			return fmt.Errorf("items[%d] is an alias (*%s) of another item: %s; write the item out", i, n.Value, why)
+		}
+		if md := item.Field(yaml.MetadataField); md != nil && md.Value.YNode().Kind == yaml.AliasNode {
+			return fmt.Errorf("items[%d]: metadata is an alias (*%s): %s; write metadata out (its fields may be aliases, or a merge key: <<: *%s)",
+				i, md.Value.YNode().Value, why, md.Value.YNode().Value)
+		}
+	}
+	return nil
 }
 
 // Write is the second half of framework.Execute for a processor that set

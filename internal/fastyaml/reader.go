@@ -52,6 +52,12 @@ func CountNodes(n *yaml.Node, limit int) int {
 // (nodes.Bound): a document over limits.MaxNodes is refused before anything
 // of the file is built.
 //
+// The items of a List, which are read (and written) one at a time, are
+// made to read alone (inlineItems): kio keeps an alias to another item's
+// anchor, which means nothing once the item is on its own. The copies that
+// takes are held, with the document as written, to limits.MaxNodes, counted
+// before any is made.
+//
 // Its errors are *DocumentError when they concern one document (they give
 // the file's own line, where kyaml counts lines from the document's start)
 // and *DocumentsError for a file over limits.MaxDocuments. It stops after
@@ -102,8 +108,19 @@ func ReadDocuments(data []byte, annotations map[string]string, limits ReadLimits
 				return
 			}
 			// A List or ResourceList alone in its file is unwrapped.
-			if len(values) == 1 && (meta.Kind == kio.ResourceListKind || meta.Kind == "List") &&
-				(node.Field("items") != nil || node.Field("functionConfig") != nil) {
+			alone := len(values) == 1 && (meta.Kind == kio.ResourceListKind || meta.Kind == "List") &&
+				(node.Field("items") != nil || node.Field("functionConfig") != nil)
+			if hasAliases(values[i]) {
+				// Its items are read, and written, one at a time: each must
+				// read alone, within the document's ceiling.
+				if inlineItems(node.YNode(), alone, saturatingSub(limits.MaxNodes, nodes)) < 0 {
+					yield(Document{}, &DocumentError{Index: i, Line: starts[i], Err: fmt.Errorf(
+						"holds over %d YAML nodes once the aliases its items make to anchors of other items are expanded (each item is read, and written, on its own), over the ceiling per document (--max-document-nodes)",
+						limits.MaxNodes)})
+					return
+				}
+			}
+			if alone {
 				if items := node.Field("items"); items != nil {
 					for j, item := range items.Value.Content() {
 						if !yield(Document{Node: yaml.NewRNode(item), Index: i, Line: starts[i] + item.Line - 1, Item: j, Nodes: CountNodes(item, math.MaxInt)}, nil) {
@@ -153,6 +170,9 @@ func decodeDocument(value string, index int, annotations map[string]string) (*ya
 		if err == io.EOF {
 			return nil, 0, io.EOF
 		}
+		if m := unknownAnchor.FindStringSubmatch(err.Error()); m != nil {
+			return nil, 0, unknownAnchorError(value, m[1])
+		}
 		return nil, 0, kerrors.WrapPrefixf(err, "MalformedYAMLError")
 	}
 	if yaml.IsYNodeEmptyDoc(node) {
@@ -183,6 +203,43 @@ func decodeDocument(value string, index int, annotations map[string]string) (*ya
 		}
 	}
 	return n, written, nil
+}
+
+// unknownAnchor is go.yaml.in/yaml/v3's error for an alias to an anchor the
+// document has not defined before it, which names no line.
+var unknownAnchor = regexp.MustCompile(`^yaml: unknown anchor '(.*)' referenced$`)
+
+// unknownAnchorError says which line of the document value holds the alias
+// *name that names no anchor (as go-yaml names a line, from the document's
+// start), and why: an anchor holds only from where it is defined to the end
+// of its document.
+func unknownAnchorError(value, name string) error {
+	const why = "an alias names an anchor defined before it in the same document; anchors do not reach across documents (---)"
+	if line := aliasLine(value, name); line > 0 {
+		return fmt.Errorf("yaml: line %d: unknown anchor '%s' referenced: %s", line, name, why)
+	}
+	return fmt.Errorf("yaml: unknown anchor '%s' referenced: %s", name, why)
+}
+
+// aliasLine is the line, from 1, of the first *name in value that stands
+// where a node does (after a blank, a line start or a flow indicator, and
+// ending the name), or 0.
+func aliasLine(value, name string) int {
+	token := "*" + name
+	for at := 0; ; {
+		i := strings.Index(value[at:], token)
+		if i < 0 {
+			return 0
+		}
+		i += at
+		end := i + len(token)
+		before := i == 0 || strings.IndexByte(" \t\n[{,", value[i-1]) >= 0
+		after := end == len(value) || strings.IndexByte(" \t\r\n,]}", value[end]) >= 0
+		if before && after {
+			return 1 + strings.Count(value[:i], "\n")
+		}
+		at = i + 1
+	}
 }
 
 // notAnObject says what a document that cannot carry annotations is, where
