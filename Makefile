@@ -20,7 +20,7 @@ REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 OCI       := bin/flapp-services-oci.tar
 IMAGE_ARGS = --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION)
 
-.PHONY: all build test unit integration e2e e2e-clients e2e-argocd lint fmt demo bench bench-data bench-memory clean
+.PHONY: all build test unit integration e2e e2e-clients e2e-argocd lint fmt demo bench bench-data bench-memory bench-corpus clean
 .PHONY: image image-bins image-oci image-push image-push-floating sbom dist dist-sums
 
 all: build
@@ -217,7 +217,7 @@ BENCH_DATA   ?= $(CURDIR)/.cache/bench-data
 BENCH_BEFORE ?=
 BENCH_RUN     = $(GO) run ./bench/run -data $(BENCH_DATA) -bin $(CURDIR)/$(BIN) -tools $(TOOLS) $(if $(BENCH_BEFORE),-before $(BENCH_BEFORE))
 
-## bench-data: the synthetic inputs of `make bench` (500 FLApps -> 10,000 Services, 1k/100k, kpt, render, kustomize, memory budgets).
+## bench-data: the synthetic inputs of `make bench` (500 FLApps -> 10,000 Services, 1k/100k, kpt, render, kustomize, the kustomize corpus, memory budgets).
 bench-data: build
 	$(GO) run ./bench/gen -out $(BENCH_DATA) -bin $(CURDIR)/$(BIN)
 
@@ -230,3 +230,9 @@ bench: bench-data
 bench-memory: build
 	$(GO) run ./bench/gen -memory-only -out $(BENCH_DATA) -bin $(CURDIR)/$(BIN)
 	$(BENCH_RUN) -only memory -runs 3 -report $(CURDIR)/.cache/bench-memory-report.md
+
+## bench-corpus: only the kustomize corpus of `make bench` (each root built by `render` and by `kustomize build`
+## with the function as exec transformer, side by side). Report in .cache/bench-corpus-report.md.
+bench-corpus: build
+	$(GO) run ./bench/gen -corpus-only -out $(BENCH_DATA) -bin $(CURDIR)/$(BIN)
+	$(BENCH_RUN) -only corpus -report $(CURDIR)/.cache/bench-corpus-report.md

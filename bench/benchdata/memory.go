@@ -220,26 +220,22 @@ spec: {role: Leader, peerSpecs: {Follower: {peerURL: "fedlearner-operator.follow
 var lastFLApp = "- " + strings.ReplaceAll(strings.TrimSuffix(lastFLAppDocument, "\n"), "\n", "\n  ") + "\n"
 
 // The kustomize build of the memory budgets: an overlay of OverlayFLApps
-// FLApps, one file each, that moves them to OverlayNamespace and patches
-// their image. Under OverlayDir, base/ runs flapp-services as its
-// transformer (what `render` builds) and base-plain/ is the same without the
-// transformer entry (what kustomize builds to compare: the build alone);
-// overlay/ and overlay-plain/ are the same overlay over each.
+// FLApps, one file each in base/, that moves them to OverlayNamespace and
+// patches their image. Under OverlayDir, overlay/ then runs flapp-services
+// as its transformer (what `render` builds) and overlay-plain/ is the same
+// without the transformer entry (what kustomize builds to compare: the
+// build alone).
 const (
 	OverlayFLApps    = 5000
 	OverlayNamespace = "prod"
 )
 
-// BaseKustomization lists files as resources, and the function as a
-// transformer when withFunction.
-func BaseKustomization(files []string, withFunction bool) []byte {
+// BaseKustomization lists files as resources.
+func BaseKustomization(files []string) []byte {
 	var b bytes.Buffer
 	b.WriteString("resources:\n")
 	for _, f := range files {
 		b.WriteString("- " + f + "\n")
-	}
-	if withFunction {
-		b.WriteString("transformers:\n- flapp-services.yaml\n")
 	}
 	return b.Bytes()
 }
@@ -258,9 +254,11 @@ spec:
   ownerReferences: Never
 `
 
-// OverlayKustomization is the overlay over the base directory base.
-func OverlayKustomization(base string) []byte {
-	return []byte(fmt.Sprintf(`resources:
+// OverlayKustomization is the overlay over the base directory base, with
+// the function as its transformer when withFunction: after the overlay's
+// patch, where kustomize would run it.
+func OverlayKustomization(base string, withFunction bool) []byte {
+	k := fmt.Sprintf(`resources:
 - ../%s
 namespace: %s
 patches:
@@ -269,5 +267,9 @@ patches:
     - op: replace
       path: /spec/flReplicaSpecs/Worker/template/spec/containers/0/image
       value: fedlearner/fedlearner:v2.4
-`, base, OverlayNamespace))
+`, base, OverlayNamespace)
+	if withFunction {
+		k += "transformers:\n- flapp-services.yaml\n"
+	}
+	return []byte(k)
 }

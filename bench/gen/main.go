@@ -12,6 +12,8 @@
 //	kustomize-1k/    a kustomization with 50 FLApps and the function as a transformer
 //	kustomize-1k-plain/  the same build's output (FLApps + 1,000 Services) as plain resources
 //	kustomize-1k-flapps/ the 50 FLApps without the transformer
+//	kustomize-corpus/    kustomization roots as teams lay them out, the function
+//	                 as their exec transformer (see benchdata.CorpusRoots)
 //	memory/          the inputs of the memory budgets (see writeMemoryInputs)
 //
 // The inputs that are the function's output are made by running -bin.
@@ -33,10 +35,15 @@ func main() {
 	out := flag.String("out", ".cache/bench-data", "output directory")
 	bin := flag.String("bin", "bin/flapp-services", "the function binary, used to produce its own output")
 	memoryOnly := flag.Bool("memory-only", false, "write only the inputs of the memory budgets (make bench-memory)")
+	corpusOnly := flag.Bool("corpus-only", false, "write only the kustomize corpus (bench/run -only corpus)")
 	flag.Parse()
 	binPath, err := filepath.Abs(*bin)
 	check(err)
 	check(os.MkdirAll(*out, 0o755))
+	if *corpusOnly {
+		writeCorpus(*out, binPath)
+		return
+	}
 	writeMemoryInputs(*out)
 	if *memoryOnly {
 		return
@@ -102,6 +109,8 @@ spec:
 	check(err)
 	write(filepath.Join(pdir, "all.yaml"), rendered)
 	write(filepath.Join(pdir, "kustomization.yaml"), []byte("resources:\n- all.yaml\n"))
+
+	writeCorpus(*out, binPath)
 }
 
 func run(bin string, input []byte) []byte {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/fedlearner/flapp-services/bench/benchdata"
 )
@@ -46,21 +45,21 @@ func writeOverlay(dir string) {
 	for i := 0; i < benchdata.OverlayFLApps; i++ {
 		files = append(files, benchdata.AppName(i)+".yaml")
 	}
-	for _, base := range []string{"base", "base-plain"} {
-		check(os.MkdirAll(filepath.Join(dir, base), 0o755))
-		for i, f := range files {
-			var b bytes.Buffer
-			benchdata.WriteFLApp(&b, i, "", false)
-			write(filepath.Join(dir, base, f), b.Bytes())
-		}
-		withFunction := base == "base"
-		write(filepath.Join(dir, base, "kustomization.yaml"), benchdata.BaseKustomization(files, withFunction))
-		if withFunction {
-			write(filepath.Join(dir, base, "flapp-services.yaml"), []byte(benchdata.FunctionConfig))
-		}
-		overlay := strings.Replace(base, "base", "overlay", 1)
+	base := filepath.Join(dir, "base")
+	check(os.MkdirAll(base, 0o755))
+	for i, f := range files {
+		var b bytes.Buffer
+		benchdata.WriteFLApp(&b, i, "", false)
+		write(filepath.Join(base, f), b.Bytes())
+	}
+	write(filepath.Join(base, "kustomization.yaml"), benchdata.BaseKustomization(files))
+	for _, overlay := range []string{"overlay", "overlay-plain"} {
+		withFunction := overlay == "overlay"
 		check(os.MkdirAll(filepath.Join(dir, overlay), 0o755))
-		write(filepath.Join(dir, overlay, "kustomization.yaml"), benchdata.OverlayKustomization(base))
+		write(filepath.Join(dir, overlay, "kustomization.yaml"), benchdata.OverlayKustomization("base", withFunction))
+		if withFunction {
+			write(filepath.Join(dir, overlay, "flapp-services.yaml"), []byte(benchdata.FunctionConfig))
+		}
 	}
 }
 

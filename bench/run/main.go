@@ -27,7 +27,7 @@ var (
 	startRuns = flag.Int("startup-runs", 20, "runs of the start-up case")
 	report    = flag.String("report", ".cache/bench-report.md", "also write the report here")
 	skip100k  = flag.Bool("skip-100k", false, "leave out the 100,000-Service run (for a quick look)")
-	only      = flag.String("only", "", "run only these sections (comma-separated: compare,scaling,startup,kustomize,memory)")
+	only      = flag.String("only", "", "run only these sections (comma-separated: compare,scaling,startup,kustomize,corpus,memory)")
 	before    = flag.String("before", "", "an earlier build of the function: start-up and discover's memory are measured on it too, in the same rounds")
 )
 
@@ -77,7 +77,7 @@ func main() {
 	check(err)
 	data, err = filepath.EvalSymlinks(data)
 	check(err)
-	if *only != "memory" {
+	if want("compare") || want("scaling") || want("startup") || want("kustomize") {
 		if _, err := os.Stat(filepath.Join(data, "floor-10k.yaml")); err != nil {
 			log.Fatalf("no bench data in %s: run make bench-data", data)
 		}
@@ -87,7 +87,7 @@ func main() {
 	noop := filepath.Join(toolDir, "flapp-noop")
 	goCmd("build", "-trimpath", "-ldflags", "-s -w", "-o", noop, "./bench/noop")
 	kustomize := filepath.Join(toolDir, "kustomize")
-	if _, err := os.Stat(kustomize); err != nil && (want("kustomize") || want("memory")) {
+	if _, err := os.Stat(kustomize); err != nil && (want("kustomize") || want("corpus") || want("memory")) {
 		fmt.Fprintln(os.Stderr, "installing kustomize v5.8.1 into", toolDir)
 		cmd := exec.Command("go", "install", "sigs.k8s.io/kustomize/kustomize/v5@v5.8.1")
 		cmd.Env = append(os.Environ(), "GOBIN="+toolDir)
@@ -230,6 +230,10 @@ func main() {
 		summary = append(summary, fmt.Sprintf("| function's share of `kustomize build` (1,000 Services) | %.0f%% | reported | — |", 100*float64(alone.wall)/float64(withFn.wall)))
 
 	}
+	if want("corpus") {
+		fmt.Fprintln(os.Stderr, "kustomize corpus")
+		corpus(binPath, kustomize, data, *runs)
+	}
 	if want("memory") {
 		fmt.Fprintln(os.Stderr, "memory budgets")
 		memoryBudgets(binPath, beforePath, noop, kustomize, data, *runs)
@@ -245,5 +249,8 @@ func main() {
 	}
 	if budgetMissed {
 		log.Fatal("a memory budget is not met")
+	}
+	if corpusFailed {
+		log.Fatal("a root of the kustomize corpus failed to build, or its two builds disagree")
 	}
 }

@@ -157,7 +157,7 @@ func memoryBudgets(bin, before, noop, kustomize, data string, runs int) {
 			expect{exit: 1, reason: "--max-file-size"}),
 		discover(fmt.Sprintf("one %s file of %d `v1 List`s at the document node bound, each of %d ConfigMaps at the object node bound that mention FLApp; "+
 			"its one FLApp is the last item: claimed", mibFile(in(benchdata.ListsFile)), lists, benchdata.ListObjects), in(benchdata.ListsFile), claim(in(benchdata.ListsFile))),
-		{input: fmt.Sprintf("a kustomize overlay (namespace, patch) of a base of %s FLApp files with flapp-services as its transformer -> %s Services",
+		{input: fmt.Sprintf("a kustomize overlay (namespace, patch, flapp-services as its transformer) of a base of %s FLApp files -> %s Services",
 			thousands(benchdata.OverlayFLApps), thousands(benchdata.OverlayFLApps*benchdata.ServicesPerFLApp)),
 			// Run from the repository's root, as Argo CD runs it: the
 			// build reads only inside the current directory. Its estimated
