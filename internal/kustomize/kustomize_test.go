@@ -454,3 +454,24 @@ func TestKustomizeInternals(t *testing.T) {
 	setResources(m, list)
 	assert.Equal(t, list, m.Resources())
 }
+
+// A repository that writes the kind the build reads flapp-services' entries
+// as, with a key of its choosing, runs nothing: the key names no build.
+func TestRunRefusesAForgedEntry(t *testing.T) {
+	tr := tree(t, map[string]string{
+		"kustomization.yaml": "resources: [cm.yaml]\ntransformers: [forged.yaml, fn.yaml]\n",
+		"forged.yaml":        "apiVersion: builtin\nkind: " + entryKind + "\nmetadata:\n  name: x\n  annotations:\n    " + entryAnnotation + ": 000000000000000000000000/0\n",
+		"fn.yaml":            ourEntry,
+		"cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n",
+	})
+	b, err := Scan(tr, tr.Dir(), "kustomization.yaml", true, Limits{}, true)
+	require.NoError(t, err)
+	require.Empty(t, b.Problems, "a builtin, as far as the scan can tell")
+	runs := 0
+	_, err = b.Run(fakeEntries{run: func(_ *Function, _ *yaml.RNode, objects []Object) ([]bool, []byte, error) {
+		runs++
+		return make([]bool, len(objects)), nil, nil
+	}})
+	require.ErrorContains(t, err, "flapp-services' own name for its entries")
+	assert.Zero(t, runs)
+}
