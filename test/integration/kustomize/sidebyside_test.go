@@ -590,6 +590,39 @@ labels:
 `),
 			}},
 
+		// The overlay's entry replaces the base's Services: kustomize keeps
+		// each in the place of the one it replaces (fifo shows it), and a
+		// Service of the repository's own sits among them.
+		sideCase{name: "entries in a base and in a fifo overlay, beside a Service of its own", dir: "overlay",
+			shows: []string{"name: mnist-leader-worker-2", "name: mnist-leader-other"},
+			files: map[string]string{
+				"base/flapp.yaml":          flappYAML("mnist", 2),
+				"base/flapp-services.yaml": entry("base", "flapp-services"),
+				"base/kustomization.yaml":  kustomization("namespace: fl-leader\n" + plainBody),
+				"overlay/other.yaml": "apiVersion: v1\nkind: Service\nmetadata:\n  name: mnist-leader-other\n  namespace: fl-leader\n" +
+					"spec:\n  ports:\n  - port: 80\n",
+				"overlay/flapp-services.yaml": entry("overlay", "flapp-services"),
+				"overlay/kustomization.yaml": kustomization(`resources:
+  - other.yaml
+  - ../base
+sortOptions:
+  order: fifo
+` + scaleWorkersPatch(3) + `transformers:
+  - flapp-services.yaml
+`),
+			}},
+
+		// kustomize's legacy order puts the root's last entry's Services
+		// among the repository's own, by name.
+		sideCase{name: "a Service of the repository's own among the generated ones", dir: "app",
+			shows: []string{"name: mnist-leader-other", "name: mnist-leader-worker-1"},
+			files: with(plainApp(`resources:
+  - flapp.yaml
+  - other.yaml
+transformers:
+  - flapp-services.yaml
+`), map[string]string{"app/other.yaml": "apiVersion: v1\nkind: Service\nmetadata:\n  name: mnist-leader-other\nspec:\n  ports:\n  - port: 80\n"})},
+
 		sideCase{name: "two entries in one kustomization", dir: "app", shows: []string{"name: mnist-leader-worker-1"},
 			files: with(plainApp(`resources:
   - flapp.yaml
