@@ -9,7 +9,7 @@
 #   make image       # local platform, local engine, tagged $(IMAGE)
 #   make image-oci   # linux/amd64 + linux/arm64 index, bin/flapp-services-oci.tar
 #
-# With docker alone (see README, "Container image"):
+# With docker alone (see DEVELOPMENT.md, "Container image"):
 #   make image-bins PLATFORMS=linux/amd64
 #   docker build --platform linux/amd64 --build-arg VERSION=... --build-arg REVISION=... -t flapp-services .
 FROM scratch

@@ -160,7 +160,7 @@ image-push: image-oci
 ## $(VERSION) = vX.Y.Z (no prerelease or build part) also goes to $(IMAGE_REPO):vX.Y and :vX, each
 ## only when no higher final release of that line is in RELEASE_TAGS (the git tags), so a patch
 ## of an older line never moves vX back. Prereleases (v1.2.0-rc.1) get no floating tag, nor does
-## v0 (before 1.0 a minor may break: README, Versioning). Each tag must resolve to the digest
+## v0 (before 1.0 a minor may break: VERSIONING.md). Each tag must resolve to the digest
 ## image-push wrote, or the target fails.
 RELEASE_TAGS ?= $(shell git tag -l 'v*' 2>/dev/null)
 image-push-floating:

@@ -93,7 +93,7 @@ func TestRelease(t *testing.T) {
 			require.Equal(t, 0, res.ExitCode, "cosign attest:\n%s", res.Stderr)
 		}},
 		{"cosign verify and verify-attestation pass", func(t *testing.T) {
-			// As a user would: by tag (README, "Container image").
+			// As a user would: by tag (SECURITY.md, "Verifying a release").
 			checkVerified(t, verify(t, p.image, env.pub), p)
 			checkAttested(t, verifyAttestation(t, p.image, env.pub), p, sbom)
 		}},
