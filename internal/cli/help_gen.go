@@ -74,16 +74,15 @@ ownerReferences      IfKnown  ` + "`" + `IfKnown` + "`" + `: set the owner refer
                               omit it and say so once per run (an info result).
                               ` + "`" + `Required` + "`" + `: an unknown UID is an error. ` + "`" + `Never` + "`" + `:
                               no owner references.
-maxServicesPerFLApp  10000    More Services for one FLApp is an error, detected
-                              before anything proportional to the count is
-                              allocated (` + "`" + `replicas: 2147483647` + "`" + ` fails in
-                              milliseconds).
+maxServicesPerFLApp  10000    More Services for one FLApp is an error, found
+                              from its replica counts before any Service is
+                              built.
 maxServices          100000   More Services in one run, all FLApps together, is
-                              one error naming the largest FLApps, detected the
-                              same way (40 FLApps of 10,000 replicas, a 10 kB
-                              file, fail in 10 ms instead of printing 195 MB).
-                              Kubernetes' own envelope is about 10,000 Services
-                              per cluster.
+                              one error naming the largest FLApps, found the
+                              same way (SECURITY.md
+                              (https://github.com/fedlearner/flapp-services/blob/main/SECURITY.md),
+                              Limits). Kubernetes' own envelope is about 10,000
+                              Services per cluster.
 
 Unknown settings are an error that names them. ` + "`" + `render --owner-references` + "`" + ` and
 ` + "`" + `--max-services` + "`" + ` override the config.`
