@@ -79,10 +79,8 @@ maxServicesPerFLApp  10000    More Services for one FLApp is an error, found
                               built.
 maxServices          100000   More Services in one run, all FLApps together, is
                               one error naming the largest FLApps, found the
-                              same way (SECURITY.md
-                              (https://github.com/fedlearner/flapp-services/blob/main/SECURITY.md),
-                              Limits). Kubernetes' own envelope is about 10,000
-                              Services per cluster.
+                              same way (SECURITY.md, Limits). Kubernetes' own
+                              envelope is about 10,000 Services per cluster.
 
 Unknown settings are an error that names them. ` + "`" + `render --owner-references` + "`" + ` and
 ` + "`" + `--max-services` + "`" + ` override the config.`

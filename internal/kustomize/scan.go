@@ -285,8 +285,10 @@ func (s *scan) visit(dir string, chain []string, plugins string) (Cost, error) {
 	root := len(chain) == 1 && plugins == ""
 	if root {
 		s.metadata, s.sortOptions = k.BuildMetadata, k.SortOptions
-		// Only where nothing can change objects after the transformers.
-		s.lastAllowed = len(k.Vars) == 0 && len(k.Validators) == 0
+		// Only where nothing can change objects after the transformers:
+		// kustomize v5.8.1 still resolves vars, deprecated, after them.
+		s.lastAllowed = len(k.Vars) == 0 && len(k.Validators) == 0 //nolint:staticcheck // reading vars, not using them
+
 	}
 	legacyHelm := len(k.HelmChartInflationGenerator)
 	k.FixKustomization()
