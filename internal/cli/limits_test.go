@@ -3,10 +3,12 @@ package cli
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/fedlearner/flapp-services/fn"
 	"github.com/fedlearner/flapp-services/internal/loader"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -42,7 +44,9 @@ const securityMD = "../../SECURITY.md"
 // TestSecurityLimitsTable: SECURITY.md lists every ceiling as Limits does,
 // and nothing else: the whole section between the markers must be the
 // generated table (a blank line, the table, a blank line), so a paste
-// inside it fails too. UPDATE_LIMITS=1 rewrites the section.
+// inside it fails too. UPDATE_LIMITS=1 rewrites the section. This keeps the
+// document in step with the code; what the defaults must be is
+// userLimits (TestLimitsAreWhatUsersRelyOn).
 func TestSecurityLimitsTable(t *testing.T) {
 	doc, err := os.ReadFile(securityMD)
 	require.NoError(t, err)
@@ -93,33 +97,89 @@ func lineDiff(want, got string) string {
 	return ""
 }
 
-// Every flag a limit names exists on render, with the limit's default.
-func TestLimitFlagsExist(t *testing.T) {
-	render, _, err := newCommand("test").Find([]string{"render"})
-	require.NoError(t, err)
+// userLimits is every ceiling as users rely on it, written by hand rather
+// than taken from the constants Limits is built from: its name, its default,
+// the flag of render that sets it and the functionConfig setting. A changed
+// default must change this list too; SECURITY.md's table (generated from
+// Limits, TestSecurityLimitsTable) then shows what is here.
+var userLimits = []struct{ name, def, flag, configKey string }{
+	{"file size", "8Mi", "--max-file-size", ""},
+	{"input size", "32Mi", "--max-input-size", ""},
+	{"YAML nodes per document", "600000", "--max-document-nodes", ""},
+	{"YAML nodes per object", "100000", "--max-object-nodes", ""},
+	{"objects", "200000", "--max-objects", ""},
+	{"kustomization builds", "1000", "--max-build-count", ""},
+	{"kustomize build cost", "30000000", "--max-build-cost", ""},
+	{"kustomize build output", "64Mi", "--max-build-output", ""},
+	{"kustomize build time", "45s", "--max-build-time", ""},
+	{"Services per run", "100000", "--max-services", "maxServices"},
+	{"Services per FLApp", "10000", "", "maxServicesPerFLApp"},
+	{"--check file", "256Mi", "", ""},
+	{"--check diff", "8Mi", "", ""},
+	{"error results", "100", "", ""},
+	{"echoed value", "256 bytes", "", ""},
+	{"echoed message", "4096 bytes", "", ""},
+	{"heap, soft (render mode)", "192Mi", "", ""},
+	{"heap, soft (kustomize build)", "512Mi", "", ""},
+	{"heap, soft (discover)", "96Mi", "", ""},
+	{"render spool in memory", "1Mi", "", ""},
+}
+
+// Limits, and so SECURITY.md's table, says what userLimits says, row for
+// row.
+func TestLimitsAreWhatUsersRelyOn(t *testing.T) {
+	var want, got []string
+	for _, l := range userLimits {
+		want = append(want, fmt.Sprintf("%s | %s | %s | %s", l.name, l.def, l.flag, l.configKey))
+	}
 	for _, l := range Limits {
-		if l.Flag == "" {
-			continue
+		got = append(got, fmt.Sprintf("%s | %s | %s | %s", l.Name, l.Default, l.Flag, l.ConfigKey))
+	}
+	assert.Equal(t, want, got)
+}
+
+// render --help shows every --max-* flag with the default userLimits gives
+// it, and no other; the two config settings default to what it gives them.
+func TestRenderHelpShowsTheLimits(t *testing.T) {
+	code, out, stderr := runMain([]string{"render", "--help"}, "")
+	require.Equal(t, 0, code, stderr)
+	want := map[string]string{}
+	for _, l := range userLimits {
+		if l.flag != "" {
+			want[l.flag] = l.def
 		}
-		f := render.Flags().Lookup(strings.TrimPrefix(l.Flag, "--"))
-		if assert.NotNil(t, f, l.Flag) && f.Name != "max-services" {
-			assert.Equal(t, strings.ReplaceAll(l.Default, ",", ""), f.DefValue, l.Flag)
+	}
+	got := map[string]string{}
+	for _, m := range regexp.MustCompile(`(?m)^\s+(--max-[a-z-]+) \S+ .*\(default ([^)]*)\)$`).FindAllStringSubmatch(out, -1) {
+		got[m[1]] = m[2]
+	}
+	assert.Equal(t, want, got, out)
+	assert.Len(t, regexp.MustCompile(`(?m)^\s+--max-`).FindAllString(out, -1), len(want), "a --max-* flag without a default in the help:\n%s", out)
+
+	cfg := fn.DefaultConfig()
+	for _, l := range userLimits {
+		switch l.configKey {
+		case "":
+		case "maxServices":
+			assert.Equal(t, l.def, strconv.FormatInt(cfg.MaxServices, 10), l.configKey)
+		case "maxServicesPerFLApp":
+			assert.Equal(t, l.def, strconv.FormatInt(cfg.MaxServicesPerFLApp, 10), l.configKey)
+		default:
+			t.Errorf("config key %s: not checked", l.configKey)
 		}
 	}
 }
 
-// The file and input defaults the table (and so SECURITY.md and the flags'
-// help) shows are the ones a loader built without ceilings enforces.
-func TestLimitsTableIsTheLoaderDefaults(t *testing.T) {
+// A loader built without ceilings enforces the file and input sizes users
+// are told.
+func TestLoaderDefaultsAreTheUserLimits(t *testing.T) {
 	ld, err := loader.New(loader.RootOnly, loader.Limits{})
 	require.NoError(t, err)
-	table := map[string]string{}
-	for _, l := range Limits {
-		table[l.Flag] = l.Default
+	def := map[string]string{}
+	for _, l := range userLimits {
+		def[l.flag] = l.def
 	}
-	assert.Equal(t, "8Mi", table["--max-file-size"])
-	assert.Equal(t, "32Mi", table["--max-input-size"])
-	fileSize, inputSize := resource.MustParse(table["--max-file-size"]), resource.MustParse(table["--max-input-size"])
+	fileSize, inputSize := resource.MustParse(def["--max-file-size"]), resource.MustParse(def["--max-input-size"])
 	assert.Equal(t, fileSize.Value(), ld.Limits().MaxFileSize)
 	assert.Equal(t, inputSize.Value(), ld.Limits().MaxInputSize)
 }

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -63,15 +65,131 @@ func objects(t *testing.T, stream string) []string {
 	return ids
 }
 
-func TestRenderDeterministic(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"flapp.yaml": goodFLApp})
-	first, _, err := runRender(t, RenderOptions{Paths: []string{dir}}, "")
-	require.NoError(t, err)
-	for i := 0; i < 3; i++ {
-		again, _, err := runRender(t, RenderOptions{Paths: []string{dir}}, "")
-		require.NoError(t, err)
-		assert.Equal(t, first, again)
+// pairedFLApp is an FLApp document; each type is "Name:replicas", in the
+// order the document lists them, every one paired.
+func pairedFLApp(namespace, name, role string, types ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s/%s\napiVersion: fedlearner.k8s.io/v1alpha1\nkind: FLApp\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  role: %s\n  flReplicaSpecs:\n", namespace, name, name, namespace, role)
+	for _, typ := range types {
+		typeName, replicas, _ := strings.Cut(typ, ":")
+		fmt.Fprintf(&b, "    %s:\n      pair: true\n      replicas: %s\n      template: {spec: {containers: [{name: tensorflow}]}}\n", typeName, replicas)
 	}
+	return b.String()
+}
+
+// The output is every input object as it was written, in the order read
+// (PATHs in the order given, a directory's files in lexical order, a file's
+// documents in order), then the generated Services, which are the same
+// bytes however the input is ordered: sorted by namespace, FLApp name,
+// replica type and index (numerically: worker-10 after worker-9). The pair
+// warnings are the same whatever the order; they are sorted by the file
+// they name (kyaml's Results.Sort), so for the same files stderr is the
+// same bytes in any PATH order.
+func TestRenderIndependentOfInputOrder(t *testing.T) {
+	var (
+		leader    = pairedFLApp("team-b", "job", "Leader", "Worker:11", "Master:1")
+		followerA = pairedFLApp("team-a", "job", "Follower", "Worker:2")
+		followerC = pairedFLApp("team-c", "job", "Follower", "Worker:3")
+		alpha     = pairedFLApp("team-a", "alpha", "Leader", "Worker:2", "PS:1")
+		zeta      = pairedFLApp("default", "zeta", "Follower", "Worker:1")
+		settings  = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: team-a\ndata: {a: b}\n"
+	)
+	services := []string{
+		"Service/default/zeta-follower-worker-0",
+		"Service/team-a/alpha-leader-ps-0", "Service/team-a/alpha-leader-worker-0", "Service/team-a/alpha-leader-worker-1",
+		"Service/team-a/job-follower-worker-0", "Service/team-a/job-follower-worker-1",
+		"Service/team-b/job-leader-master-0",
+		"Service/team-b/job-leader-worker-0", "Service/team-b/job-leader-worker-1", "Service/team-b/job-leader-worker-2",
+		"Service/team-b/job-leader-worker-3", "Service/team-b/job-leader-worker-4", "Service/team-b/job-leader-worker-5",
+		"Service/team-b/job-leader-worker-6", "Service/team-b/job-leader-worker-7", "Service/team-b/job-leader-worker-8",
+		"Service/team-b/job-leader-worker-9", "Service/team-b/job-leader-worker-10",
+		"Service/team-c/job-follower-worker-0", "Service/team-c/job-follower-worker-1", "Service/team-c/job-follower-worker-2",
+	}
+	warnings := []string{ // each follower whose count differs from its leader's, by namespace, then type
+		"FLApp team-a/job: spec.flReplicaSpecs[Master].replicas: paired replica type Master has 1 replica in Leader FLApp team-b/job but no replicas (the type is missing) in Follower FLApp team-a/job",
+		"FLApp team-a/job: spec.flReplicaSpecs[Worker].replicas: paired replica type Worker has 11 replicas in Leader FLApp team-b/job but 2 replicas in Follower FLApp team-a/job",
+		"FLApp team-c/job: spec.flReplicaSpecs[Master].replicas: paired replica type Master has 1 replica in Leader FLApp team-b/job but no replicas (the type is missing) in Follower FLApp team-c/job",
+		"FLApp team-c/job: spec.flReplicaSpecs[Worker].replicas: paired replica type Worker has 11 replicas in Leader FLApp team-b/job but 3 replicas in Follower FLApp team-c/job",
+	}
+	groups := [][]string{{leader, settings}, {followerA, zeta}, {followerC}, {alpha}}
+
+	var tail string // the Services of the first render
+	check := func(t *testing.T, name string, paths []string, stdin string, read []string) (stderr string) {
+		t.Helper()
+		out, stderr, err := runRender(t, RenderOptions{Paths: paths}, stdin)
+		require.NoError(t, err, "%s: %s", name, stderr)
+		inputs := strings.Join(read, "---\n") + "---\n"
+		require.True(t, strings.HasPrefix(out, inputs), "%s: the input objects, as written, in the order read:\n%s", name, out)
+		svcs := out[len(inputs):]
+		if tail == "" {
+			require.Equal(t, services, objects(t, svcs), name)
+			tail = svcs
+		}
+		assert.Equal(t, tail, svcs, "%s: the Services depend on the input order", name)
+		var got []string
+		for _, line := range strings.Split(strings.TrimSuffix(stderr, "\n"), "\n") {
+			_, warning, ok := strings.Cut(line, ": FLApp ")
+			require.True(t, ok && strings.HasPrefix(line, "warning: "), "%s: %q", name, line)
+			got = append(got, "FLApp "+strings.TrimSuffix(warning, ": the operator pairs them one to one and the leader waits for the follower until both counts are equal"))
+		}
+		assert.ElementsMatch(t, warnings, got, name)
+		return stderr
+	}
+
+	// PATHs in every order: files, a directory and stdin, each file's
+	// documents forwards and backwards.
+	for _, backwards := range []bool{false, true} {
+		docs := make([][]string, len(groups))
+		for i, g := range groups {
+			docs[i] = slices.Clone(g)
+			if backwards {
+				slices.Reverse(docs[i])
+			}
+		}
+		dir := writeFiles(t, map[string]string{"x.yaml": strings.Join(docs[0], "---\n"), "y.yaml": strings.Join(docs[1], "---\n"), "sub/z.yaml": strings.Join(docs[2], "---\n")})
+		paths := []string{filepath.Join(dir, "x.yaml"), filepath.Join(dir, "y.yaml"), filepath.Join(dir, "sub"), "-"}
+		var stderr string
+		for _, order := range permutations(len(paths)) {
+			var ps []string
+			var read []string
+			for _, i := range order {
+				ps = append(ps, paths[i])
+				read = append(read, docs[i]...)
+			}
+			name := fmt.Sprintf("backwards %v, PATHs %v", backwards, order)
+			got := check(t, name, ps, strings.Join(docs[3], "---\n"), read)
+			if stderr == "" {
+				stderr = got
+			}
+			assert.Equal(t, stderr, got, name)
+		}
+	}
+
+	// One directory, the groups in files of every lexical order.
+	names := []string{"a.yaml", "b.yml", "c/d.yaml", "e.yaml"}
+	for _, order := range permutations(len(groups)) {
+		files := map[string]string{}
+		read := make([][]string, len(groups))
+		for i, g := range order { // group g in the i-th file
+			files[names[i]] = strings.Join(groups[g], "---\n")
+			read[i] = groups[g]
+		}
+		check(t, fmt.Sprintf("files %v", order), []string{writeFiles(t, files)}, "", slices.Concat(read...))
+	}
+}
+
+// permutations are every order of 0..n-1.
+func permutations(n int) [][]int {
+	if n == 0 {
+		return [][]int{{}}
+	}
+	var all [][]int
+	for _, p := range permutations(n - 1) {
+		for i := 0; i <= len(p); i++ {
+			all = append(all, slices.Insert(slices.Clone(p), i, n-1))
+		}
+	}
+	return all
 }
 
 func TestRenderFailsClosed(t *testing.T) {
