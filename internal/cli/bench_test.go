@@ -21,9 +21,9 @@ func BenchmarkRender10k(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	// RunRender sets render mode's soft heap limit for the whole process:
-	// the benchmarks that run after this one must not inherit it.
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	// What the render command sets for the process (heapLimit), restored
+	// for the benchmarks that run after this one.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(renderMemoryLimit))
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := RunRender(RenderOptions{Paths: []string{dir}}, nil, io.Discard, io.Discard); err != nil {

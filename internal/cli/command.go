@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 
 	"github.com/fedlearner/flapp-services/fn"
 	"github.com/fedlearner/flapp-services/internal/kustomize"
@@ -92,6 +93,7 @@ stdout and the exit code is 1. Details: ` + readme,
 					return err
 				}
 			}
+			heapLimit(renderMemoryLimit)
 			return RunRender(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -131,6 +133,7 @@ cannot be read: the contract of Argo CD's discover.find command.`,
 			if discoverArgoCD {
 				dopts = DiscoverOptionsFromArgoCD(os.LookupEnv, dopts, cmd.Flags().Changed)
 			}
+			heapLimit(discoverMemoryLimit)
 			return RunDiscover(dopts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -182,3 +185,17 @@ func (b byteSize) Set(s string) error {
 }
 
 func (byteSize) Type() string { return "size" }
+
+// heapLimit sets the process's soft heap limit for the mode it runs, once,
+// as it starts: garbage from one document must not pile up over the next
+// ones, and past the limit the collector runs more often (it never fails a
+// run that needs more). A lower GOMEMLIMIT stays; a higher one is the
+// operator's choice for render (which then keeps it) but not for discover,
+// whose worst input is one document. The Run functions leave the limit as
+// they find it.
+func heapLimit(limit int64) {
+	current := debug.SetMemoryLimit(-1) // -1 reads it
+	if current > limit && (ownHeapLimit() || limit == discoverMemoryLimit) {
+		debug.SetMemoryLimit(limit)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 
 	"github.com/fedlearner/flapp-services/fn"
@@ -141,9 +140,6 @@ func shortError(err error) string {
 // RunDiscover prints Discover's reason, or nothing; the exit code is 0 either
 // way (what Argo CD's discover.find expects), 1 only when a file cannot be read.
 func RunDiscover(opts DiscoverOptions, out, errOut io.Writer) error {
-	if debug.SetMemoryLimit(-1) > discoverMemoryLimit { // -1 reads it
-		debug.SetMemoryLimit(discoverMemoryLimit)
-	}
 	reason, err := Discover(opts)
 	if err != nil {
 		_, _ = fmt.Fprintf(errOut, "error: %v\n", err)

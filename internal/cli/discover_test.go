@@ -130,8 +130,9 @@ func TestDiscoverCommand(t *testing.T) {
 	assert.Contains(t, stderr, "missing")
 }
 
-// TestDiscoverHeapLimit: discover lowers the soft heap limit to its own, and
-// never raises one the operator set lower (GOMEMLIMIT).
+// TestDiscoverHeapLimit: the discover command lowers the process's soft
+// heap limit to its own, and never raises one the operator set lower
+// (GOMEMLIMIT); RunDiscover, a library call, leaves it as it was.
 func TestDiscoverHeapLimit(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	dir := t.TempDir()
@@ -142,7 +143,9 @@ func TestDiscoverHeapLimit(t *testing.T) {
 	} {
 		debug.SetMemoryLimit(tc.set)
 		require.NoError(t, RunDiscover(DiscoverOptions{Paths: []string{dir}}, io.Discard, io.Discard))
-		assert.Equal(t, tc.want, debug.SetMemoryLimit(-1), "GOMEMLIMIT %d", tc.set)
+		assert.Equal(t, tc.set, debug.SetMemoryLimit(-1), "RunDiscover, GOMEMLIMIT %d", tc.set)
+		assert.Equal(t, 0, Main("test", []string{"discover", dir}, strings.NewReader(""), io.Discard, io.Discard))
+		assert.Equal(t, tc.want, debug.SetMemoryLimit(-1), "the command, GOMEMLIMIT %d", tc.set)
 	}
 }
 

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -264,12 +266,16 @@ func limitsOf(file, input int64) loader.Limits {
 
 // The build runs under a soft heap limit of its own (BENCHMARKS.md measures
 // what that saves); render mode's is back for the documents the build
-// yields, and afterwards.
+// yields, and afterwards: RunRender leaves the process's limit as it found
+// it, and the render command sets render mode's.
 func TestRenderBuildRestoresTheHeapLimit(t *testing.T) {
 	overlayRepo(t, nil)
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	t.Setenv("GOMEMLIMIT", "")
+	debug.SetMemoryLimit(math.MaxInt64)
 	_, stderr, err := runRender(t, RenderOptions{Paths: []string{"overlays/prod"}}, "")
 	require.NoError(t, err, stderr)
-	assert.Equal(t, int64(renderMemoryLimit), debug.SetMemoryLimit(-1))
+	assert.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(-1), "RunRender")
+	assert.Equal(t, 0, Main("test", []string{"render", "overlays/prod"}, strings.NewReader(""), io.Discard, io.Discard))
+	assert.Equal(t, int64(renderMemoryLimit), debug.SetMemoryLimit(-1), "the render command")
 }

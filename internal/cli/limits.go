@@ -98,11 +98,11 @@ var Limits = []Limit{
 	{"echoed message", countString(fn.MaxMessage) + " bytes", "", "",
 		"fn results: a whole message, also on stderr"},
 	{"heap, soft (render mode)", sizeString(renderMemoryLimit), "", "",
-		"internal/cli.RunRender: debug.SetMemoryLimit unless GOMEMLIMIT is set; the collector works harder past it, nothing fails"},
+		"the render command (internal/cli.heapLimit), once for the process, unless GOMEMLIMIT is set; the collector works harder past it, nothing fails"},
 	{"heap, soft (kustomize build)", sizeString(buildMemoryLimit), "", "",
 		"internal/cli (render mode): debug.SetMemoryLimit while a kustomization is built, unless GOMEMLIMIT is set; the collector works harder past it, nothing fails"},
 	{"heap, soft (discover)", sizeString(discoverMemoryLimit), "", "",
-		"internal/cli.RunDiscover: debug.SetMemoryLimit unless GOMEMLIMIT is lower; the collector works harder past it, nothing fails"},
+		"the discover command (internal/cli.heapLimit), once for the process, unless GOMEMLIMIT is lower; the collector works harder past it, nothing fails"},
 	{"render spool in memory", sizeString(fastyaml.SpoolMemory), "", "",
 		"internal/fastyaml.StreamWriter: past it, the encoded render waits in an unlinked temporary file"},
 }

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"os"
 	"path"
-	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -43,13 +42,9 @@ type RenderOptions struct {
 // as they come, so memory follows the largest document, not the input or
 // the output. On any error nothing reaches out: an empty or partial render
 // would make a GitOps engine prune live Services.
+// It leaves the process's soft heap limit as it finds it; the render
+// command sets one for the process (heapLimit).
 func RunRender(opts RenderOptions, in io.Reader, out, errOut io.Writer) error {
-	if ownHeapLimit() {
-		// Garbage from one document must not pile up over the next ones:
-		// past this soft limit the collector runs more often (it never
-		// fails a run that needs more).
-		debug.SetMemoryLimit(renderMemoryLimit)
-	}
 	m := &renderMode{opts: opts, stdin: in, out: out, errOut: errOut, render: fastyaml.NewStreamWriter()}
 	defer func() { _ = m.render.Close() }()
 	return drive(m, errOut, opts.Strict)
@@ -115,8 +110,8 @@ func (m *renderMode) open() (fn.Config, iter.Seq2[fn.Object, error], error) {
 	return cfg, r.nonEmpty(r.objects(inputs), paths), nil
 }
 
-// ownHeapLimit reports whether the soft heap limit is render mode's own,
-// which RunRender sets: GOMEMLIMIT is unset.
+// ownHeapLimit reports whether the soft heap limit is this process's own
+// (heapLimit): GOMEMLIMIT is unset.
 func ownHeapLimit() bool { return os.Getenv("GOMEMLIMIT") == "" }
 
 // newReader is the reader of a run, with the ceilings of its flags.
