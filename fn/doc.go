@@ -7,9 +7,9 @@
 // else passes through. Every action and every error is a result, built by
 // the constructors in results.go.
 //
-// Processor runs the same as a framework.ResourceListProcessor (the golden
-// tests drive it through framework.Execute); ServiceNode is the reference
-// encoder the fast writer (internal/fastyaml) must match.
+// ServiceNode is the reference encoder the fast writer (internal/fastyaml)
+// must match; the tests run the package as a kyaml function
+// (fntest.Processor, through framework.Execute) for their reference.
 //
 // It has no stdin, stdout, files or exit codes: those are the command
 // line's (internal/cli). Of this module it imports only render, and nothing

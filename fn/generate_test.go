@@ -20,7 +20,11 @@ func TestPathAndIndexUniquePerFile(t *testing.T) {
 	require.NoError(t, err)
 	items, err := (&kio.ByteReadWriter{Reader: bytes.NewReader(input)}).Read()
 	require.NoError(t, err)
-	_, out, results := Generate(items, DefaultConfig())
+	run := NewRun()
+	for i, item := range items {
+		run.Add(ItemObject(i, item))
+	}
+	out, results := run.Finish(DefaultConfig())
 	require.Zero(t, results.ExitCode())
 	require.Equal(t, 4, out.ServiceCount())
 	seen := map[string]bool{}

@@ -28,7 +28,7 @@ func TestGolden(t *testing.T) {
 	}
 	checker := frameworktestutil.ProcessorResultsChecker{
 		TestDataDirectory: goldenDir,
-		Processor:         func() framework.ResourceListProcessor { return fn.Processor{} },
+		Processor:         func() framework.ResourceListProcessor { return fntest.Processor{} },
 	}
 	checker.Assert(t)
 	assert.GreaterOrEqual(t, len(checker.TestCasesRun()), 25)
@@ -108,12 +108,12 @@ func TestGeneratedServicesIndependentOfInputOrder(t *testing.T) {
 		items, err := rw.Read()
 		require.NoError(t, err)
 		cfg, _ := fn.ParseConfig(rw.FunctionConfig)
-		_, want, results := fn.Generate(items, cfg)
+		_, want, results := fntest.Generate(items, cfg)
 		require.Zero(t, results.ExitCode(), dir)
 		for i := 0; i < 5; i++ {
 			shuffled := append([]*yaml.RNode(nil), items...)
 			rnd.Shuffle(len(shuffled), func(a, b int) { shuffled[a], shuffled[b] = shuffled[b], shuffled[a] })
-			_, got, results := fn.Generate(shuffled, cfg)
+			_, got, results := fntest.Generate(shuffled, cfg)
 			require.Zero(t, results.ExitCode(), dir)
 			assert.Equal(t, encode(t, want), encode(t, got), dir)
 		}

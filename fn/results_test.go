@@ -15,7 +15,9 @@ func TestResultsEchoBoundedInput(t *testing.T) {
 	node, err := yaml.Parse("apiVersion: fedlearner.k8s.io/v1alpha1\nkind: FLApp\nmetadata: {name: " + name + ", namespace: " + name +
 		"}\nspec: {role: Leader, flReplicaSpecs: {Worker: {replicas: 1, template: {spec: {containers: [{name: tensorflow}]}}}}}\n")
 	require.NoError(t, err)
-	_, _, results := Generate([]*yaml.RNode{node}, DefaultConfig())
+	run := NewRun()
+	run.Add(ItemObject(0, node))
+	_, results := run.Finish(DefaultConfig())
 	require.NotEmpty(t, results)
 	out, err := yaml.Marshal(results)
 	require.NoError(t, err)

@@ -92,20 +92,6 @@ func (o *Output) Service(ref ServiceRef) *corev1.Service {
 	return o.flapps[ref.flapp].plan.Service(int(ref.nth))
 }
 
-// Generate is a whole run over items held in memory: the items to keep, in
-// input order, the Output, and the results. On any error the Output is nil.
-func Generate(items []*yaml.RNode, cfg Config) ([]*yaml.RNode, *Output, framework.Results) {
-	run := NewRun()
-	kept := make([]*yaml.RNode, 0, len(items))
-	for i, item := range items {
-		if run.Add(ItemObject(i, item)) {
-			kept = append(kept, item)
-		}
-	}
-	out, results := run.Finish(cfg)
-	return kept, out, results
-}
-
 // sortFLApps puts the FLApps in output order.
 func sortFLApps(flapps []*flapp) {
 	slices.SortFunc(flapps, func(a, b *flapp) int {

@@ -24,11 +24,64 @@ func GoldenCases(t testing.TB, dir string) []string {
 	return dirs
 }
 
-// Execute runs fn.Processor like kyaml's command in KRM mode
-// (keepReaderAnnotations true) or like frameworktestutil (false).
+// Processor is the KRM function as a kyaml function is written, the
+// reference the binary's KRM mode is compared with: a
+// framework.ResourceListProcessor over items held in memory, each generated
+// Service a node (fn.WithServiceNodes), handed to framework.Execute and
+// kio.ByteWriter to reconcile and write. On any error it leaves rl.Items
+// as they came and returns the results.
+type Processor struct {
+	// ReadAs, when set, is the node fn reads for an item; the output keeps
+	// the item as it came. The differential tests read each item alone as
+	// KRM mode does (fastyaml.Inline, which this package may not import).
+	ReadAs func(item *yaml.RNode) *yaml.RNode
+}
+
+// Process replaces rl.Items with the kept items followed by the generated
+// Services.
+func (p Processor) Process(rl *framework.ResourceList) error {
+	cfg, results := fn.ParseConfig(rl.FunctionConfig)
+	if results.ExitCode() != 0 {
+		results.Sort()
+		rl.Results = results
+		return results
+	}
+	kept, out, results := generate(rl.Items, cfg, p.ReadAs)
+	rl.Results = results
+	if results.ExitCode() != 0 {
+		return results
+	}
+	rl.Items = fn.WithServiceNodes(kept, out.Services())
+	return nil
+}
+
+// Generate is one fn.Run over items held in memory: the items to keep, in
+// input order, the Output, and the results. On any error the Output is nil.
+func Generate(items []*yaml.RNode, cfg fn.Config) ([]*yaml.RNode, *fn.Output, framework.Results) {
+	return generate(items, cfg, nil)
+}
+
+func generate(items []*yaml.RNode, cfg fn.Config, readAs func(*yaml.RNode) *yaml.RNode) ([]*yaml.RNode, *fn.Output, framework.Results) {
+	run := fn.NewRun()
+	kept := make([]*yaml.RNode, 0, len(items))
+	for i, item := range items {
+		read := item
+		if readAs != nil {
+			read = readAs(item)
+		}
+		if run.Add(fn.ItemObject(i, read)) {
+			kept = append(kept, item)
+		}
+	}
+	out, results := run.Finish(cfg)
+	return kept, out, results
+}
+
+// Execute runs Processor through framework.Execute like kyaml's command in
+// KRM mode (keepReaderAnnotations true) or like frameworktestutil (false).
 func Execute(input []byte, keepReaderAnnotations bool) ([]byte, error) {
 	var out bytes.Buffer
-	err := framework.Execute(fn.Processor{}, &kio.ByteReadWriter{
+	err := framework.Execute(Processor{}, &kio.ByteReadWriter{
 		Reader: bytes.NewReader(input), Writer: &out, KeepReaderAnnotations: keepReaderAnnotations,
 	})
 	return out.Bytes(), err

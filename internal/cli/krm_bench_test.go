@@ -3,7 +3,7 @@ package cli
 import (
 	"bytes"
 	"fmt"
-	"github.com/fedlearner/flapp-services/fn"
+	"github.com/fedlearner/flapp-services/fn/fntest"
 	"io"
 	"sync"
 	"testing"
@@ -63,13 +63,14 @@ func BenchmarkKRM10k(b *testing.B) {
 }
 
 // BenchmarkKRM10kReference is the same through framework.Execute and
-// Processor (a yaml node per Service), the reference path the golden tests use.
+// fntest.Processor (a yaml node per Service), the reference path the golden
+// tests use.
 func BenchmarkKRM10kReference(b *testing.B) {
 	benchInputs(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		rw := &kio.ByteReadWriter{Reader: bytes.NewReader(benchInput.krm10k), Writer: io.Discard, KeepReaderAnnotations: true}
-		if err := framework.Execute(fn.Processor{}, rw); err != nil {
+		if err := framework.Execute(fntest.Processor{}, rw); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -18,7 +18,7 @@ import (
 const goldenDir = "../../testdata"
 
 // TestKRMModeMatchesFramework proves the binary's KRM mode (RunKRM) writes
-// what framework.Execute writes with fn.Processor with kyaml's KRM-mode settings, and fails
+// what framework.Execute writes with fntest.Processor with kyaml's KRM-mode settings, and fails
 // exactly when it fails.
 func TestKRMModeMatchesFramework(t *testing.T) {
 	for _, dir := range fntest.GoldenCases(t, goldenDir) {

@@ -7,13 +7,6 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// fastPath switches the fast path on. Setting it to false is the one change
-// that switches it off: the writers then hand every node, generated Services
-// included (fn.WithServiceNodes), to kyaml as framework.Execute and
-// kio.ByteWriter would, and the output is kyaml's own, slower and held whole.
-// The differential tests switch it off to get their reference.
-var fastPath = true
-
 // appendEncoded appends what kyaml's encoder (yaml.NewEncoder) writes for
 // node.
 func appendEncoded(buf []byte, node *yaml.Node) ([]byte, error) {

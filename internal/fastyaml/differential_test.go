@@ -15,52 +15,98 @@ import (
 	"github.com/fedlearner/flapp-services/internal/fastyaml"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/kio/filters"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// The differential tests: every output of the binary's two modes, with the
-// fast path on, is byte for byte the output with it off, which is kyaml's
-// own (framework.Execute, kio.ByteWriter). They drive this package through
-// its callers, cli.RunKRM and cli.RunRender.
+// The differential tests: every output of the binary's two modes, which
+// this package writes (the fast path), is byte for byte what kyaml's own
+// code writes for the same input. They drive this package through its
+// callers, cli.RunKRM and cli.RunRender, and compare with the references
+// below, which never reach this package: KRM mode with framework.Execute of
+// the function written as a kyaml function (fntest.Processor: every
+// generated Service a node), render mode with kio.LocalPackageReader, fn and
+// kio.ByteWriter.
 
 const goldenDir = "../../testdata"
 
-// run is one run of either mode: what it wrote on stdout and stderr, and
-// whether it failed.
+// run is the outcome of one run of either mode: what it wrote on stdout,
+// and whether it failed.
 type run struct {
-	out, stderr string
-	failed      bool
+	out    string
+	failed bool
 }
 
-func runKRM(input []byte) run {
+// runKRM is KRM mode as the binary runs it, with its stderr and error.
+func runKRM(input []byte) (run, string, error) {
 	var out, stderr bytes.Buffer
 	err := cli.RunKRM(bytes.NewReader(input), &out, &stderr)
-	return run{out.String(), stderr.String(), err != nil}
+	return run{out.String(), err != nil}, stderr.String(), err
 }
 
-func runRender(paths ...string) run {
+// referenceKRM is what kyaml's command writes for the function written as a
+// kyaml function: framework.Execute with kyaml's KRM-mode settings, of
+// fntest.Processor reading each item alone, as KRM mode reads it
+// (fastyaml.Inline: an alias to another item's anchor is a copy of its
+// value), and keeping it as it came.
+func referenceKRM(input []byte) run {
+	var out bytes.Buffer
+	p := fntest.Processor{ReadAs: func(item *yaml.RNode) *yaml.RNode {
+		if copied, _ := fastyaml.Inline(item.YNode(), cli.DefaultMaxObjectNodes); copied != nil && copied != item.YNode() {
+			return yaml.NewRNode(copied)
+		}
+		return item
+	}}
+	err := framework.Execute(p, &kio.ByteReadWriter{Reader: bytes.NewReader(input), Writer: &out, KeepReaderAnnotations: true})
+	return run{out.String(), err != nil}
+}
+
+func runRender(paths ...string) (run, string) {
 	var out, stderr bytes.Buffer
 	err := cli.RunRender(cli.RenderOptions{Paths: paths}, nil, &out, &stderr)
-	return run{out.String(), stderr.String(), err != nil}
+	return run{out.String(), err != nil}, stderr.String()
 }
 
-// reference is the run with the fast path switched off: kyaml's own output.
-func reference(mode func() run) run {
-	restore := fastyaml.SetFastPath(false)
-	defer restore()
-	return mode()
+// referenceRender is a render of the plain manifests in dir (no List, no
+// kustomization) by kyaml's own code: kio.LocalPackageReader reads every
+// .yaml, .yml and .json file in lexical order as kio.ByteReader (the reader
+// render mode mirrors, with sequence indentation kept), local configuration
+// is dropped, fn runs over the items held in memory, and kio.ByteWriter
+// writes the kept items and a node per generated Service, clearing the
+// reader's annotations. A failed run, or one with nothing to render, writes
+// nothing.
+func referenceRender(t *testing.T, dir string) run {
+	t.Helper()
+	items, err := (&kio.LocalPackageReader{PackagePath: dir, MatchFilesGlob: kio.MatchAll, PreserveSeqIndent: true}).Read()
+	require.NoError(t, err)
+	items, err = (&filters.IsLocalConfig{}).Filter(items)
+	require.NoError(t, err)
+	if len(items) == 0 {
+		return run{failed: true} // an empty render would tell a GitOps engine to delete everything
+	}
+	kept, out, results := fntest.Generate(items, fn.DefaultConfig())
+	if results.ExitCode() != 0 {
+		return run{failed: true}
+	}
+	var buf bytes.Buffer
+	w := kio.ByteWriter{Writer: &buf, ClearAnnotations: []string{
+		kioutil.PathAnnotation, kioutil.IndexAnnotation, kioutil.LegacyPathAnnotation, kioutil.LegacyIndexAnnotation}}
+	require.NoError(t, w.Write(fn.WithServiceNodes(kept, out.Services())))
+	return run{out: buf.String()}
 }
 
-// assertKRMMatches runs input through KRM mode with and without the fast
-// path and asserts the same output, stderr and outcome. It returns the output.
+// assertKRMMatches runs input through KRM mode and through kyaml's
+// framework.Execute and asserts the same output and outcome. It returns the
+// output.
 func assertKRMMatches(t *testing.T, name string, input []byte) []byte {
 	t.Helper()
-	want := reference(func() run { return runKRM(input) })
-	got := runKRM(input)
+	want := referenceKRM(input)
+	got, stderr, _ := runKRM(input)
 	if !assert.Equal(t, want, got, name) {
-		t.Logf("input:\n%s", input)
+		t.Logf("input:\n%s\nstderr:\n%s", input, stderr)
 	}
 	if !got.failed {
 		readServices += fntest.ServicesReadAlike(t, []byte(got.out), true)
@@ -83,7 +129,7 @@ func assertServicesRead(t *testing.T, before int) {
 }
 
 // TestFastKRMGolden: on every golden input, and on every golden output fed
-// back (the kpt case), the fast KRM path writes what framework.Execute writes.
+// back (the kpt case), KRM mode writes what framework.Execute writes.
 func TestFastKRMGolden(t *testing.T) {
 	defer assertServicesRead(t, readServices)
 	for _, dir := range fntest.GoldenCases(t, goldenDir) {
@@ -202,8 +248,8 @@ func randomResourceList(t *testing.T, rnd *rand.Rand) []byte {
 
 // TestFastKRMRandom: random ResourceLists (namespaces, UIDs and paths that
 // need quoting, every annotation format, pass-through items with comments,
-// config forms, errors) and their outputs fed back give the same bytes on
-// the fast path as through framework.Execute.
+// config forms, errors) and their outputs fed back give the same bytes in
+// KRM mode as through framework.Execute.
 func TestFastKRMRandom(t *testing.T) {
 	defer assertServicesRead(t, readServices)
 	rnd := rand.New(rand.NewSource(11))
@@ -220,22 +266,25 @@ func TestFastKRMRandom(t *testing.T) {
 	assert.Greater(t, generated, 70)
 }
 
-// assertRenderMatches renders paths with and without the fast path and
-// asserts the same output, stderr and outcome. It reports whether the
-// render generated Services.
-func assertRenderMatches(t *testing.T, name string, paths ...string) bool {
+// assertRenderMatches renders dir with render mode and with kyaml's own code
+// (referenceRender) and asserts the same output and outcome. It reports
+// whether the render generated Services.
+func assertRenderMatches(t *testing.T, name string, dir string) bool {
 	t.Helper()
-	want := reference(func() run { return runRender(paths...) })
-	got := runRender(paths...)
-	assert.Equal(t, want, got, name)
+	want := referenceRender(t, dir)
+	got, stderr := runRender(dir)
+	if !assert.Equal(t, want, got, name) {
+		t.Logf("stderr:\n%s", stderr)
+	}
 	if !got.failed {
 		readServices += fntest.ServicesReadAlike(t, []byte(got.out), false)
 	}
 	return strings.Contains(got.out, "fn.fedlearner.k8s.io/flapp:")
 }
 
-// TestFastRenderGolden: render mode on each golden input's items (as files)
-// and on the bundled example writes what kio.ByteWriter writes.
+// TestFastRenderGolden: render mode on each golden input's items (as a
+// file) and on the bundled example writes what kyaml's reader, fn and
+// kio.ByteWriter write.
 func TestFastRenderGolden(t *testing.T) {
 	defer assertServicesRead(t, readServices)
 	assert.True(t, assertRenderMatches(t, "examples/basic", "../../examples/basic"))
@@ -257,7 +306,8 @@ func TestFastRenderGolden(t *testing.T) {
 
 // TestFastRenderRandom: random file trees (comments, wide and compact list
 // indentation, block scalars that keep trailing newlines, foot comments,
-// multi-document files, JSON) render the same bytes.
+// multi-document files, JSON) render the same bytes as kyaml's reader, fn
+// and kio.ByteWriter.
 func TestFastRenderRandom(t *testing.T) {
 	defer assertServicesRead(t, readServices)
 	rnd := rand.New(rand.NewSource(13))
@@ -311,7 +361,7 @@ func TestFastEncoderGoldenServices(t *testing.T) {
 		if results.ExitCode() != 0 {
 			continue
 		}
-		_, out, _ := fn.Generate(items, cfg)
+		_, out, _ := fntest.Generate(items, cfg)
 		if out == nil {
 			continue
 		}
@@ -322,7 +372,7 @@ func TestFastEncoderGoldenServices(t *testing.T) {
 	}
 	items, err := (&kio.LocalPackageReader{PackagePath: "../../examples/basic"}).Read()
 	require.NoError(t, err)
-	_, out, results := fn.Generate(items, fn.DefaultConfig())
+	_, out, results := fntest.Generate(items, fn.DefaultConfig())
 	require.Zero(t, results.ExitCode())
 	require.NotZero(t, out.ServiceCount())
 	for svc := range out.Services() {
@@ -334,10 +384,14 @@ func TestFastEncoderGoldenServices(t *testing.T) {
 	t.Logf("%d Services checked", n)
 }
 
-// FuzzFastKRM: on any input, KRM mode writes the same with the fast path on
-// as with it off (framework.Execute), and fails when it fails; a success's
-// generated Services read alike in YAML 1.1 and 1.2. Seeds: the golden
-// inputs and outputs.
+// FuzzFastKRM: on any input KRM mode accepts, it writes what
+// framework.Execute writes for the function written as a kyaml function,
+// and a success's generated Services read alike in YAML 1.1 and 1.2. A
+// failure is a reported one (cli.ErrFailed, no recovered panic), never one
+// of writing: KRM mode refuses some inputs kyaml takes (not a ResourceList,
+// an unknown apiVersion, items whose aliases expand past a ceiling), and
+// answers a failure with kyaml's writer, not the fast path. Seeds: the
+// golden inputs and outputs.
 //
 //	go test ./internal/fastyaml -run '^$' -fuzz FuzzFastKRM
 func FuzzFastKRM(f *testing.F) {
@@ -349,13 +403,15 @@ func FuzzFastKRM(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, input []byte) {
-		want := reference(func() run { return runKRM(input) })
-		got := runKRM(input)
-		if got != want {
-			t.Fatalf("fast path differs\nwant: %+v\ngot:  %+v", want, got)
+		got, stderr, err := runKRM(input)
+		if err != nil {
+			require.ErrorIs(t, err, cli.ErrFailed, "a failure in writing the output")
+			require.NotContains(t, stderr, "internal error", "a panic was recovered")
+			return
 		}
-		if !got.failed {
-			fntest.ServicesReadAlike(t, []byte(got.out), true)
+		if want := referenceKRM(input); got != want {
+			t.Fatalf("KRM mode differs from framework.Execute\nwant: %+v\ngot:  %+v", want, got)
 		}
+		fntest.ServicesReadAlike(t, []byte(got.out), true)
 	})
 }

@@ -40,11 +40,13 @@
 //
 // The rule: a kyaml or go-yaml upgrade must keep this package's
 // differential tests and FuzzFastKRM green (go test ./internal/fastyaml;
-// the fuzz test with -fuzz FuzzFastKRM), or the fast path is switched off.
-// Switching it off is one line: fastPath = false in chunk.go. The writers
-// then hand every node to kio.ByteWriter as kyaml would; the output stays
-// kyaml's, only slower and held whole (BENCHMARKS.md). The differential
-// tests compare every output with the fast path on and off.
+// the fuzz test with -fuzz FuzzFastKRM). They compare every output of both
+// modes with what kyaml's own code writes for the same input: KRM mode
+// with framework.Execute of the function written as a kyaml function
+// (fntest.Processor), render mode with kio's reader, fn and kio.ByteWriter.
+// If they cannot be made green, the writers hand every node to kyaml as
+// those references do (fn.WithServiceNodes, rw.Write, kio.ByteWriter): the
+// output stays kyaml's, only slower and held whole (DEVELOPMENT.md).
 //
 // Of this module it imports only fn (for ServiceNode and Output); never
 // internal/cli, which drives it. Its differential tests, in package

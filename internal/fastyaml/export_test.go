@@ -10,14 +10,6 @@ import (
 // For the differential tests in package fastyaml_test, which drive this
 // package through its callers (fn, internal/cli).
 
-// SetFastPath switches the fast path on or off until the returned restore is
-// called.
-func SetFastPath(on bool) (restore func()) {
-	was := fastPath
-	fastPath = on
-	return func() { fastPath = was }
-}
-
 // CheckService is checkService: the fast encoder writes svc as kyaml does.
 func CheckService(t *testing.T, svc *corev1.Service) bool { return checkService(t, svc) }
 

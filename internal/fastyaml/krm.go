@@ -66,7 +66,7 @@ func aliasedMetadata(items []*yaml.RNode) error {
 // kept, which is then rl.Items as they came.
 func (rl *ResourceList) Write(kept []*yaml.RNode, out *fn.Output, results framework.Results) error {
 	rw := rl.rw
-	if !fastPath || out == nil || len(kept) == 0 {
+	if out == nil || len(kept) == 0 {
 		var items []*yaml.RNode
 		if out != nil {
 			items = fn.WithServiceNodes(kept, out.Services())

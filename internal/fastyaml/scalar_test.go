@@ -166,7 +166,7 @@ func goldenServiceStrings(t *testing.T) []string {
 		if results.ExitCode() != 0 {
 			continue
 		}
-		_, o, _ := fn.Generate(items, cfg)
+		_, o, _ := fntest.Generate(items, cfg)
 		if o == nil {
 			continue
 		}

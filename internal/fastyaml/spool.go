@@ -55,22 +55,6 @@ func (s *spool) toFile() {
 	}
 }
 
-// tail is the last n bytes.
-func (s *spool) tail(n int) ([]byte, error) {
-	if s.err != nil || int64(n) > s.size {
-		return nil, s.err
-	}
-	if s.file == nil {
-		return s.mem[len(s.mem)-n:], nil
-	}
-	if err := s.buf.Flush(); err != nil {
-		return nil, err
-	}
-	b := make([]byte, n)
-	_, err := s.file.ReadAt(b, s.size-int64(n))
-	return b, err
-}
-
 // copyTo writes the first n bytes to w.
 func (s *spool) copyTo(w io.Writer, n int64) error {
 	if s.err != nil {

@@ -32,7 +32,6 @@ type StreamWriter struct {
 	first   *yaml.RNode // held until a second object: kio writes a lone .json object as JSON
 	kept    int
 	encoded int
-	nodes   []*yaml.RNode // with the fast path off: every object, for kio.ByteWriter
 }
 
 // NewStreamWriter returns an empty render. Close it when done.
@@ -48,10 +47,6 @@ const documentSeparator = "---\n"
 // reader annotations on it as kio.ByteWriter does on its copy.
 func (w *StreamWriter) Add(n *yaml.RNode) error {
 	w.kept++
-	if !fastPath {
-		w.nodes = append(w.nodes, n)
-		return nil
-	}
 	if w.kept == 1 {
 		w.first = n
 		return nil
@@ -110,13 +105,6 @@ func (w *StreamWriter) WriteTo(dst io.Writer, out *fn.Output) error {
 	if out != nil {
 		services = out.ServiceCount()
 	}
-	bw := kio.ByteWriter{Writer: dst, ClearAnnotations: readerAnnotations}
-	if !fastPath {
-		if out == nil {
-			return bw.Write(w.nodes)
-		}
-		return bw.Write(fn.WithServiceNodes(w.nodes, out.Services()))
-	}
 	if w.kept == 1 && services == 0 && !isJSONFile(w.first) {
 		// One object, written as YAML: as kio would, without its copy.
 		first := w.first
@@ -136,7 +124,7 @@ func (w *StreamWriter) WriteTo(dst io.Writer, out *fn.Output) error {
 		if out != nil {
 			nodes = fn.WithServiceNodes(nodes, out.Services())
 		}
-		return bw.Write(nodes)
+		return kio.ByteWriter{Writer: dst, ClearAnnotations: readerAnnotations}.Write(nodes)
 	}
 	if w.first != nil {
 		if err := w.encode(w.first); err != nil {
