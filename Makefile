@@ -39,13 +39,16 @@ integration: build
 	bash test/integration/hack/strace.sh >/dev/null
 	cd test/integration && STRACE_BIN=$$(bash hack/strace.sh) FLAPP_SERVICES_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 30m ./...
 
-## fuzz: every fuzz target of the main module (go test -fuzz), one at a time, FUZZTIME each.
+## fuzz: the random differential tests at full breadth, then every fuzz target of the main
+## module (go test -fuzz), one at a time, FUZZTIME each.
 ## Minimizing a new interesting input is capped at FUZZMINIMIZETIME so it cannot eat the run.
 ## A crasher lands in <pkg>/testdata/fuzz/<Target>/: commit it, go test replays it (SECURITY.md).
 .PHONY: fuzz
 FUZZTIME ?= 1m
 FUZZMINIMIZETIME ?= 10s
 fuzz:
+	@echo "== the random differential tests at full breadth (make test runs a tenth)"
+	$(GO) test -count=1 -run 'Random|ScalarForm' ./internal/fastyaml -args -random-breadth=10
 	@set -e; for pkg in $$($(GO) list ./...); do \
 	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 	    echo "== $$pkg $$target ($(FUZZTIME))"; \

@@ -194,7 +194,7 @@ func randomService(rnd *rand.Rand) *corev1.Service {
 func TestFastEncoderRandomServices(t *testing.T) {
 	rnd := rand.New(rand.NewSource(5))
 	fast := 0
-	const n = 3000
+	n := randomCases(3000)
 	for i := 0; i < n; i++ {
 		ordinaryOnly = i%2 == 0
 		if checkService(t, randomService(rnd)) {
@@ -214,7 +214,7 @@ func TestFastEncoderRandomServices(t *testing.T) {
 func TestScalarFormMatchesKyaml(t *testing.T) {
 	rnd := rand.New(rand.NewSource(7))
 	strs := append([]string(nil), trickyStrings...)
-	for i := 0; i < 5000; i++ {
+	for i := 0; i < randomCases(5000); i++ {
 		strs = append(strs, randomString(rnd))
 	}
 	for _, s := range strs {

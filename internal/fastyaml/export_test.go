@@ -36,3 +36,6 @@ func readObjects(data []byte, annotations map[string]string, limits ReadLimits, 
 	}
 	return nil
 }
+
+// RandomCases is randomCases, for the external tests.
+var RandomCases = randomCases
