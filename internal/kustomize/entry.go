@@ -26,9 +26,10 @@ import (
 // variables, and setResources below, are the places this module reaches
 // into kustomize's internals (api v0.21.2, pinned; TestKustomizeInternals
 // fails if they move, and test/integration/kustomize builds every kind of
-// entry side by side with the real kustomize). The scan rewrites each entry's configuration to
-// name entryKind, and Build.Run puts the entry's own apiVersion and kind
-// back wherever kustomize records a transformer (buildMetadata).
+// entry side by side with the real kustomize). The scan rewrites each
+// entry's configuration to name entryKind, and Build.Run puts the entry's
+// own apiVersion and kind back wherever kustomize records a transformer
+// (buildMetadata).
 
 //go:linkname builtinTransformers sigs.k8s.io/kustomize/api/internal/plugins/builtinhelpers.TransformerFactories
 var builtinTransformers map[builtinPluginType]func() resmap.TransformerPlugin
@@ -55,8 +56,8 @@ const (
 
 var registerEntryKind sync.Once
 
-// Entries runs a build's flapp-services entries. An error of either
-// method fails the build with its words.
+// Entries runs a build's flapp-services entries. An error of any method
+// fails the build with its words.
 type Entries interface {
 	// Run runs one entry at its place in the build. It is given the
 	// entry, its configuration as kustomize hands a function its
