@@ -51,7 +51,7 @@ func checkServiceCeiling(flapps []*flapp, limit, perFLApp int64) *framework.Resu
 
 // MaxErrors bounds the error results of one run: a file of 50,000 broken
 // items gets the first errors and a count, not 50,000 results (each costs
-// about 20 kB and 60 µs to write).
+// memory and time to write: SECURITY.md, Why these defaults).
 const MaxErrors = 100
 
 func capErrors(results framework.Results) framework.Results {

@@ -155,7 +155,7 @@ func misreadReplicaType(node *yaml.Node, decoded map[string]render.ReplicaSpec) 
 		name, as, name)}
 }
 
-// kindName says a Go type the way a manifest author thinks of it.
+// typeName says a Go type the way a manifest author thinks of it.
 func typeName(t reflect.Type) string {
 	switch t.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,

@@ -140,12 +140,12 @@ const (
 // last List is the file's only FLApp, so discover finds it only once it has
 // parsed every document. It returns the file and the number of Lists.
 //
-// Counted as fastyaml.NodeBound counts: every ':' and '{' and ',' two, a
+// Counted as nodes.Bound (internal/nodes) counts: every ':' and '{' and ',' two, a
 // '-' before a blank two, a line one, the document two. A data line
 // ("    kxxxx: v\n") is 3 of the bound and 2 nodes.
 func NodeBoundLists(size int) ([]byte, int) {
 	const (
-		listBound   = 2 + 3*3 // the document, and listHead's three lines
+		listBound   = 2 + 3*3 // the document, and the List's three head lines
 		objectBound = 23      // bigConfigMapHead's lines
 		objectNodes = 16      // their nodes
 		lineBound   = 3

@@ -13,42 +13,49 @@ import (
 
 // Defaults of the ceilings this package enforces itself.
 const (
-	// DefaultMaxObjects bounds the objects one render reads: each costs a
-	// few hundred bytes of summary or spool however small it is.
+	// DefaultMaxObjects bounds the objects one render reads: each costs
+	// memory and time to split, parse and check however small it is, and
+	// a refused one an error kept to the end (SECURITY.md, Known limits,
+	// measures a flood of them).
 	DefaultMaxObjects = 200000
 	// DefaultMaxDocumentNodes bounds one document's YAML nodes, counted
-	// on its bytes before it is parsed (nodes.Bound): the parsed
-	// tree costs about 170 bytes a node, so a document's tree stays under
-	// about 100 MiB whatever it holds; a List of about 3,500 FLApps (4 MiB)
-	// still reads.
+	// on its bytes before it is parsed (nodes.Bound): a parsed tree costs
+	// memory by the node, so a document's tree stays bounded whatever it
+	// holds, while a kubectl export of thousands of FLApps still reads
+	// (SECURITY.md, Why these defaults, has the cost per node and the
+	// largest List).
 	DefaultMaxDocumentNodes = 600000
 	// DefaultMaxObjectNodes bounds one object's YAML nodes, counted once it
-	// is parsed and before it is kept: writing an object costs go-yaml about
-	// 1 kB a node at its peak (its event queue), so no object may cost more
-	// than about 100 MiB to write. The largest CRDs in common use have about
-	// 50,000.
+	// is parsed and before it is kept: writing an object costs go-yaml
+	// memory by the node at its peak (its event queue), so this bounds what
+	// writing one object may cost, with room above the largest CRDs in
+	// common use (SECURITY.md, Why these defaults).
 	DefaultMaxObjectNodes = 100000
 	// renderMemoryLimit is render mode's soft heap limit (GOMEMLIMIT when
-	// that is unset): it keeps the worst input the ceilings admit under
-	// 256 MiB of peak RSS.
+	// that is unset): it keeps the worst input the ceilings admit within
+	// render mode's memory budget (BENCHMARKS.md, Memory budgets;
+	// SECURITY.md, Memory).
 	renderMemoryLimit = 192 << 20
 	// buildMemoryLimit is render mode's soft heap limit while a kustomize
 	// build runs (GOMEMLIMIT when that is unset). The build holds every
 	// object at once, so under renderMemoryLimit the collector ran through
-	// the whole of a large one: on the overlay of 5,000 FLApps of
-	// BENCHMARKS.md, 2.8 times the CPU of a build without a limit. At 512
-	// MiB that build takes the CPU of one without a limit, and peaks below
-	// the real kustomize's on the same overlay (which has no limit).
+	// the whole of a large one, for several times the CPU of a build
+	// without a limit. Under this one the overlay of BENCHMARKS.md takes
+	// about the CPU of a build without a limit, and peaks below the real
+	// kustomize's on the same overlay (which has no limit): SECURITY.md,
+	// Memory, has the measurements.
 	buildMemoryLimit = 512 << 20
 	// discoverMemoryLimit is discover's soft heap limit (GOMEMLIMIT when
 	// that is lower). discover holds one document and nothing else, so a
-	// tighter limit costs CPU only on a document near the node bound,
-	// whose tree is about 70 MiB: it keeps discover's peak RSS on the
-	// worst input the ceilings admit under 128 MiB, what the shared
-	// repo-server sidecar can spare on every refresh.
+	// tighter limit costs CPU only on a document near the node bound: it
+	// keeps discover's peak RSS on the worst input the ceilings admit
+	// within discover's budget, what the shared repo-server sidecar can
+	// spare on every refresh (BENCHMARKS.md, Memory budgets; SECURITY.md,
+	// Memory).
 	discoverMemoryLimit = 96 << 20
-	// checkCeiling bounds the file --check reads: a committed render of
-	// the maximum 100,000 Services is about 49 MB.
+	// checkCeiling bounds the file --check reads, with room above a
+	// committed render of the most Services a run may make (SECURITY.md,
+	// Why these defaults, gives its size).
 	checkCeiling = 256 << 20
 )
 
@@ -70,7 +77,7 @@ var Limits = []Limit{
 	{"input size", sizeString(loader.DefaultMaxInputSize), "--max-input-size", "",
 		"internal/loader: the listed sizes added up, before anything is read"},
 	{"YAML nodes per document", countString(DefaultMaxDocumentNodes), "--max-document-nodes", "",
-		"internal/fastyaml.ReadObjects: each document's node bound, before the file's first document is parsed; with the copies its List items need to read alone (aliases to other items' anchors expanded), counted before they are made. KRM mode: those copies in all, at the default"},
+		"internal/fastyaml.ReadDocuments: each document's node bound, before the file's first document is parsed; with the copies its List items need to read alone (aliases to other items' anchors expanded), counted before they are made. KRM mode: those copies in all, at the default"},
 	{"YAML nodes per object", countString(DefaultMaxObjectNodes), "--max-object-nodes", "",
 		"internal/cli (render mode): each object's nodes counted once its document is parsed, before it is kept. KRM mode: an item's copy with its aliases to other items' anchors expanded, counted before it is made, at the default"},
 	{"objects", countString(DefaultMaxObjects), "--max-objects", "",

@@ -1,15 +1,15 @@
 // Package fastyaml reads and writes what kyaml v0.21.2 reads and writes for
 // the two modes, byte for byte, but in a stream: input documents one at a
 // time, output as it is produced, each generated Service written straight
-// to bytes instead of being built and encoded as a yaml node (most of a
-// kyaml function's cost). It is fenced: it mirrors these kyaml v0.21.2 and
-// go.yaml.in/yaml/v3 internals step by step, and is held to them by its
-// differential tests.
+// to bytes instead of being built and encoded as a yaml node
+// (BENCHMARKS.md, Where the time goes). It is fenced: it mirrors these
+// kyaml v0.21.2 and go.yaml.in/yaml/v3 internals step by step, and is held
+// to them by its differential tests.
 //
 //   - framework.Execute: ReadResourceList (its reading half) and
 //     ResourceList.Write (its writing half);
 //   - kio.ByteReader.Read with PreserveSeqIndent and SetAnnotations, and
-//     kio's splitDocuments: ReadObjects, decodeDocument, splitDocuments;
+//     kio's splitDocuments: ReadDocuments, decodeDocument, splitDocuments;
 //   - kio.ByteWriter.Write, the ResourceList branch with
 //     KeepReaderAnnotations: writeResourceList; the stream branch with
 //     ClearAnnotations: StreamWriter;

@@ -10,9 +10,10 @@ import (
 )
 
 // The fast encoder: generated Services written straight to bytes, without
-// building and encoding yaml nodes, which is most of a kyaml function's cost.
-// Its output is byte for byte what kyaml's encoder (go.yaml.in/yaml/v3,
-// indent 2, compact sequences) writes for serviceNode(svc). It decides common
+// building a yaml node for each and encoding it as kyaml would
+// (BENCHMARKS.md, Where the time goes, measures what that saves). Its
+// output is byte for byte what kyaml's encoder (go.yaml.in/yaml/v3, indent
+// 2, compact sequences) writes for fn.ServiceNode(svc). It decides common
 // strings itself (scalarForm) and asks kyaml's encoder, once per string, for
 // the others (kyamlScalar); a string kyaml writes on more than one line makes
 // appendService report false, and the caller encodes that Service with kyaml.
@@ -24,7 +25,7 @@ type annotation struct {
 	single     bool
 }
 
-// sortedAnnotations is the annotations of svc as serviceNode orders them.
+// sortedAnnotations is the annotations of svc as fn.ServiceNode orders them.
 func sortedAnnotations(m map[string]string) []annotation {
 	out := make([]annotation, 0, len(m))
 	for _, k := range yaml.SortedMapKeys(m) {
@@ -106,7 +107,7 @@ func (w *serviceWriter) stringMap(depth int, name string, m map[string]string) {
 	}
 }
 
-// appendService appends svc as kyaml encodes serviceNode(svc), but with the
+// appendService appends svc as kyaml encodes fn.ServiceNode(svc), but with the
 // given annotations (in this order) in place of svc.Annotations. It returns
 // false, and buf unchanged, when a string is not known for certain.
 func appendService(buf []byte, svc *corev1.Service, annotations []annotation, first, indent string) ([]byte, bool) {

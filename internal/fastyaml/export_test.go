@@ -13,7 +13,7 @@ import (
 // CheckService is checkService: the fast encoder writes svc as kyaml does.
 func CheckService(t *testing.T, svc *corev1.Service) bool { return checkService(t, svc) }
 
-// StreamAnnotations is svc's annotations as WriteStream writes them.
+// StreamAnnotations is svc's annotations as StreamWriter writes them.
 func StreamAnnotations(svc *corev1.Service) map[string]string {
 	m := map[string]string{}
 	for _, a := range streamAnnotations(svc.Annotations) {

@@ -151,7 +151,7 @@ func firstLine(n *yaml.Node) int {
 // any document is.
 type ReadLimits struct {
 	MaxNodes     int // per document, as nodes.Bound counts them
-	MaxDocuments int // in the file: parsing costs about 6 kB per document, however small
+	MaxDocuments int // in the file: each document costs memory to split and parse, however small (SECURITY.md, Known limits)
 }
 
 // DocumentsError is a file over ReadLimits.MaxDocuments.

@@ -54,9 +54,9 @@ func encodeAll(t *testing.T, nodes []*yaml.RNode) []string {
 	return out
 }
 
-// TestReadObjectsIsByteReader: document by document, ReadObjects yields the
-// nodes kio.ByteReader.Read yields, annotations included, and fails where
-// it fails.
+// TestReadObjectsIsByteReader: document by document, ReadDocuments (through
+// readObjects) yields the nodes kio.ByteReader.Read yields, annotations
+// included, and fails where it fails.
 func TestReadObjectsIsByteReader(t *testing.T) {
 	annos := map[string]string{kioutil.PathAnnotation: "dir/file.yaml"}
 	for name, data := range readerInputs(t) {

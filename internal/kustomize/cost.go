@@ -57,9 +57,10 @@ func (l Limits) withDefaults() Limits {
 // measurements behind each weight). kustomize's build of one kustomization
 // grows with the square of its objects (its resource map looks objects up
 // by scanning), and every transformer, patch or replacement visits each
-// object; with origin annotations, which the render asks for to name each
-// object's file, a visit costs hundreds of times more. A build of a base
-// reached twice is two builds.
+// object; with origin annotations, which a kustomization may ask for
+// (buildMetadata), a visit costs far more, and the weights assume them, so
+// the model overestimates a build without them. A build of a base reached
+// twice is two builds.
 const (
 	costPerObjectPair   = 2
 	costPerTransformHit = 1600

@@ -2,12 +2,15 @@
 // with kustomize's own API (sigs.k8s.io/kustomize/api, krusty), from a tree
 // that may belong to anyone who can push a branch. Scan reads the build's
 // kustomization files first, without building: it finds flapp-services'
-// own transformer entries (the render's configuration, never executed) and
-// refuses what the build would execute or fetch: other functions, plugins,
-// Helm chart inflation, remote resources and bases. Build then runs krusty
-// over a read-only file system confined to the repository by
-// internal/loader, with the render's symlink rules and size ceilings, and
-// those entries removed.
+// own transformer entries (each the configuration of a run at its place,
+// never executed) and refuses what the build would execute or fetch: other
+// functions, plugins, Helm chart inflation, remote resources and bases.
+// Build.Run then runs krusty over a read-only file system confined to the
+// repository by internal/loader, with the render's symlink rules and size
+// ceilings; each entry runs in process at its place among the transformers,
+// as a kustomize builtin this package registers (entry.go), and the
+// Services of the root's last entry are written after the build where
+// kustomize would put them (late.go).
 //
 // Of this module it imports only internal/loader; internal/cli drives it.
 // It must never import fn, render or internal/fastyaml: what it returns is

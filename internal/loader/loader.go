@@ -26,7 +26,8 @@ var Restrictors = []Restrictor{RootOnly, None}
 
 // Default ceilings: far above any resolved repository (Argo CD itself refuses
 // more than 10 MB of plain manifests per application by default), far below
-// what would exhaust a repo-server (parsing costs about 100 times the input).
+// what would exhaust a repo-server (SECURITY.md, Memory and Known limits,
+// measure what the largest inputs they admit cost).
 const (
 	DefaultMaxFileSize  int64 = 8 << 20
 	DefaultMaxInputSize int64 = 32 << 20

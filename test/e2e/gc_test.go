@@ -21,7 +21,8 @@ const gcTimeout = 60 * time.Second
 // A second FLApp rendered from Git alone (no UID) gets Services without any
 // owner reference; deleting that FLApp leaves its Services alone, and they
 // are still there after the collector has finished with the first FLApp's
-// Services (and for a further 5 s, beyond the ~3 s a wrong UID lasts).
+// Services (and for a further 5 s, longer than a Service with a wrong UID
+// lasted before the collector deleted it when this test was written).
 func TestGarbageCollection(t *testing.T) {
 	ns := newNamespace(t, "s5-gc")
 	git := t.TempDir()

@@ -283,7 +283,8 @@ func TestPluginCommandTimeouts(t *testing.T) {
 // output and answers with it, and the repo-server's parallelism is
 // unlimited by default (reposerver.parallelism.limit: 0). N Applications
 // generating at once (N = 1, 2, 4, 8) on the worst input of `make
-// bench-memory` (5,000 FLApp files, 100,000 Services, 66 MB of output):
+// bench-memory` (5,000 FLApp files, 100,000 Services; SECURITY.md, Known
+// limits, gives its output's size):
 // the peak of the sidecar's summed RSS (argocd-cmp-server and the processes
 // it started, sampled every 5 ms from /proc), with the sidecar's environment
 // as shipped and with GOMEMLIMIT set on it. A measurement: it runs only when

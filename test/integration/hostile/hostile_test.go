@@ -1,6 +1,6 @@
 // Package hostile throws generated hostile inputs at the flapp-services
 // binary, in both modes, and checks the promises that hold whatever the input:
-// no panic, no runaway (each run gets 2 s of CPU and 4 GiB of address space),
+// no panic, no runaway (each run gets a CPU limit and 4 GiB of address space),
 // never a success with a partial stream, always a reason on failure, and
 // nothing from outside the rendered tree in any output.
 package hostile
@@ -32,8 +32,9 @@ func TestMain(m *testing.M) { os.Exit(h.Main(m)) }
 // that burns CPU; the wall-clock backstop catches a run blocked on I/O (a
 // FIFO, a device). Neither is a benchmark: the CPU limit is several times
 // what the heaviest input (20,000 empty items, each an error) needs on a
-// loaded 2-core machine, where 2 s killed it; a hang or a quadratic blowup
-// takes minutes.
+// loaded 2-core machine, where a tighter limit killed that input
+// (SECURITY.md, Hostile-input suite); a hang or a quadratic blowup takes
+// far longer.
 const (
 	cpuSeconds   = 10
 	addressSpace = 4 << 30 // bytes; the runtime dies with "out of memory" beyond it

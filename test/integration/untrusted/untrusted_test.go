@@ -364,7 +364,8 @@ func TestInputSizeCeilings(t *testing.T) {
 }
 
 func TestObjectCeiling(t *testing.T) {
-	// 250,000 empty documents (1.75 MB) would cost about 1.5 GB to parse.
+	// 250,000 empty documents (1.75 MB), over --max-objects: refused before
+	// they are parsed (SECURITY.md, Known limits, has what a flood costs).
 	root := layout(t, map[string]string{"apps/flood.yaml": strings.Repeat("---\n{}\n", 250000)}, nil)
 	res := render(t, root, "", "apps")
 	refused(t, res, "apps/flood.yaml", "--max-objects", "200000")

@@ -46,7 +46,7 @@ var env struct {
 func TestMain(m *testing.M) {
 	flag.Parse()
 	// The packages run verbatim: the image is built under the name their
-	// Kptfiles use (TestExamplesNameOneImage checks that they all use it).
+	// Kptfiles use (TestExamplesAreCatalogCases checks that they all use it).
 	os.Exit(engine.RunSuite(m, "clients/kptrunner", "examples/kpt/flapp-services-fresh/Kptfile", imageLine,
 		func() (err error) {
 			if env.kpt, err = testenv.Hack(engine.Repo(), "build-kpt.sh"); err != nil {
