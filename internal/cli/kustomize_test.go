@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -278,4 +279,26 @@ func TestRenderBuildRestoresTheHeapLimit(t *testing.T) {
 	assert.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(-1), "RunRender")
 	assert.Equal(t, 0, Main("test", []string{"render", "overlays/prod"}, strings.NewReader(""), io.Discard, io.Discard))
 	assert.Equal(t, int64(renderMemoryLimit), debug.SetMemoryLimit(-1), "the render command")
+}
+
+// An entry before the root's last puts its Services into kustomize's
+// resource map, which holds each as a tree: a few kilobytes of FLApps in a
+// base cannot fill it past maxServicesInPlace. The same FLApps with the
+// entry last in the root render.
+func TestRenderBuildBoundsTheServicesInPlace(t *testing.T) {
+	half := strings.Replace(strings.Replace(goodFLApp, "  namespace: default\n", "", 1), "replicas: 2", fmt.Sprintf("replicas: %d", maxServicesInPlace/2+1), 1)
+	require.Contains(t, half, fmt.Sprintf("replicas: %d", maxServicesInPlace/2+1))
+	big := half + "---\n" + strings.Replace(half, "name: normal", "name: other", 1)
+	overlayRepo(t, map[string]string{"base/flapp.yaml": big})
+	out, stderr, err := runRender(t, RenderOptions{Paths: []string{"overlays/staging"}}, "")
+	require.ErrorIs(t, err, ErrFailed)
+	assert.Empty(t, out)
+	assert.Contains(t, stderr, fmt.Sprintf("brings the Services its build holds to %d, over the ceiling of %d", maxServicesInPlace+2, maxServicesInPlace))
+
+	overlayRepo(t, map[string]string{"base/flapp.yaml": big, "base/kustomization.yaml": "resources: [flapp.yaml]\n",
+		"overlays/staging/kustomization.yaml": "namespace: staging\nresources: [../../base]\ntransformers: [flapp-services.yaml]\n",
+		"overlays/staging/flapp-services.yaml": overlayEntry})
+	out, stderr, err = runRender(t, RenderOptions{Paths: []string{"overlays/staging"}}, "")
+	require.NoError(t, err, stderr)
+	assert.Equal(t, maxServicesInPlace+2, strings.Count(out, "kind: Service\n"))
 }

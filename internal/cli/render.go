@@ -249,7 +249,18 @@ type buildEntries struct {
 	dir string
 	// rendered is each FLApp an entry rendered, as the last one saw it.
 	rendered map[kustomize.ObjectKey]renderedFLApp
+	// inPlace is the Services the entries before the root's last have
+	// put into the build.
+	inPlace int
 }
+
+// maxServicesInPlace bounds the Services the entries before the root's
+// last may put into a build: kustomize holds each as a tree of its own in
+// its resource map and compares it with every other object as it is added
+// and sorted, so a few kilobytes of FLApps in a base could otherwise
+// exhaust the sidecar. The root's last entry writes its Services after the
+// build, outside that map, within --max-services.
+const maxServicesInPlace = 10_000
 
 type renderedFLApp struct {
 	shape string // fn.ServiceShape
@@ -265,6 +276,11 @@ func (e *buildEntries) Run(entry *kustomize.Function, config *yaml.RNode, object
 	keep, out, err := e.run(entry, config, objects)
 	if err != nil {
 		return nil, nil, err
+	}
+	if e.inPlace += out.ServiceCount(); e.inPlace > maxServicesInPlace {
+		return nil, nil, fmt.Errorf("%s: flapp-services' entry %s brings the Services its build holds to %d, over the ceiling of %d for entries before the root's last transformer: "+
+			"kustomize holds each in its resource map; list the entry last among the root's transformers, where its Services are written after the build",
+			entry.Kustomization, entry.Source, e.inPlace, maxServicesInPlace)
 	}
 	var services []byte
 	for svc := range out.Services() {
