@@ -296,7 +296,7 @@ func TestRenderBuildBoundsTheServicesInPlace(t *testing.T) {
 	assert.Contains(t, stderr, fmt.Sprintf("brings the Services its build holds to %d, over the ceiling of %d", maxServicesInPlace+2, maxServicesInPlace))
 
 	overlayRepo(t, map[string]string{"base/flapp.yaml": big, "base/kustomization.yaml": "resources: [flapp.yaml]\n",
-		"overlays/staging/kustomization.yaml": "namespace: staging\nresources: [../../base]\ntransformers: [flapp-services.yaml]\n",
+		"overlays/staging/kustomization.yaml":  "namespace: staging\nresources: [../../base]\ntransformers: [flapp-services.yaml]\n",
 		"overlays/staging/flapp-services.yaml": overlayEntry})
 	out, stderr, err = runRender(t, RenderOptions{Paths: []string{"overlays/staging"}}, "")
 	require.NoError(t, err, stderr)
