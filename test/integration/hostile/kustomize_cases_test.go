@@ -708,6 +708,20 @@ func kustomizeCases() []kcase {
 		},
 		want: refusal("kustomization.yaml", "transformers[0]", ceilingWord),
 	})
+	// A few kilobytes of FLApps in a base whose entry runs in place: their
+	// Services would be trees in kustomize's resource map, and the overlay
+	// above would add each after comparing it with every other.
+	add(kcase{
+		name: "services-in-place-from-a-base", family: "budget: Services in place", heavy: true,
+		app: "overlay",
+		files: map[string]string{
+			"base/kustomization.yaml":    "resources: [flapps.yaml]\ntransformers: [flapp-services.yaml]\n",
+			"base/flapp-services.yaml":   fnEntryYAML,
+			"base/flapps.yaml":           strings.Replace(flappYAML, "Worker: {replicas: 2", "Worker: {replicas: 9000", 1) + "---\n" + strings.Replace(strings.Replace(flappYAML, "Worker: {replicas: 2", "Worker: {replicas: 9000", 1), "name: hostile", "name: hostile-b", 1),
+			"overlay/kustomization.yaml": "resources: [../base]\nnamespace: x\n",
+		},
+		want: []string{"over the ceiling of 10000 for entries before the root's last transformer"},
+	})
 	add(kcase{
 		name: "symlink-chain-250-fanned-out", family: "budget: fan-out", heavy: true,
 		files: with(cm, map[string]string{"kustomization.yaml": "resources: [cm.yaml, chain/d0]\n"}),
