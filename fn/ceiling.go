@@ -14,7 +14,7 @@ import (
 // the FLApps' replica counts, not Services. An FLApp over
 // maxServicesPerFLApp fails on its own, before allocating, and is left out.
 // The error names the largest FLApps, where the count is usually decided.
-func checkServiceCeiling(flapps []*flapp, limit, perFLApp int64) *framework.Result {
+func checkServiceCeiling(flapps []*flapp, limit, perFLApp int64) *Result {
 	type sized struct {
 		key objectKey
 		n   int64
@@ -54,9 +54,9 @@ func checkServiceCeiling(flapps []*flapp, limit, perFLApp int64) *framework.Resu
 // memory and time to write: SECURITY.md, Why these defaults).
 const MaxErrors = 100
 
-func capErrors(results framework.Results) framework.Results {
+func capErrors(results Results) Results {
 	n := 0
-	out := make(framework.Results, 0, min(len(results), MaxErrors+1))
+	out := make(Results, 0, min(len(results), MaxErrors+1))
 	for _, r := range results {
 		if r.Severity == framework.Error {
 			if n++; n > MaxErrors {

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/fedlearner/flapp-services/render"
-	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -51,13 +50,13 @@ func (c Config) options() render.Options {
 // ParseConfig reads a functionConfig: none, an empty object, a ConfigMap
 // whose data holds the settings, or a FLAppServices object with a spec.
 // Unknown settings are errors: a typo must not silently mean the default.
-func ParseConfig(node *yaml.RNode) (Config, framework.Results) {
+func ParseConfig(node *yaml.RNode) (Config, Results) {
 	cfg := DefaultConfig()
 	if node == nil || node.IsNilOrEmpty() {
 		return cfg, nil
 	}
 	if node.YNode().Kind != yaml.MappingNode {
-		return cfg, framework.Results{configError(node, "", "functionConfig must be an object")}
+		return cfg, Results{configError(node, "", "functionConfig must be an object")}
 	}
 	apiVersion, kind := stringField(node, "apiVersion"), stringField(node, "kind")
 	var settings *yaml.RNode
@@ -67,7 +66,7 @@ func ParseConfig(node *yaml.RNode) (Config, framework.Results) {
 	case kind == "ConfigMap" && apiVersion == "v1":
 		settings, prefix, fromStrings = fieldValue(node, "data"), "data", true
 		if node.Field("binaryData") != nil {
-			return cfg, framework.Results{configError(node, "binaryData", "binaryData is not supported: put the settings in data")}
+			return cfg, Results{configError(node, "binaryData", "binaryData is not supported: put the settings in data")}
 		}
 	case kind == configKind && apiVersion == configAPIVersion:
 		settings, prefix = fieldValue(node, "spec"), "spec"
@@ -78,21 +77,21 @@ func ParseConfig(node *yaml.RNode) (Config, framework.Results) {
 			}
 		}
 		if len(unknown) > 0 {
-			return cfg, framework.Results{configError(node, unknown[0],
+			return cfg, Results{configError(node, unknown[0],
 				fmt.Sprintf("unknown field(s) %s in %s: settings belong under spec", strings.Join(unknown, ", "), configKind))}
 		}
 	default:
-		return cfg, framework.Results{configError(node, "kind", fmt.Sprintf(
+		return cfg, Results{configError(node, "kind", fmt.Sprintf(
 			"unsupported functionConfig %s %s: use a v1 ConfigMap or %s %s", apiVersion, kind, configAPIVersion, configKind))}
 	}
 	if settings == nil || settings.IsNilOrEmpty() {
 		return cfg, nil
 	}
 	if settings.YNode().Kind != yaml.MappingNode {
-		return cfg, framework.Results{configError(node, prefix, prefix+" must be an object")}
+		return cfg, Results{configError(node, prefix, prefix+" must be an object")}
 	}
 
-	var results framework.Results
+	var results Results
 	var unknown []string
 	for _, key := range fieldNames(settings) {
 		value := settings.Field(key).Value.YNode()

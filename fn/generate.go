@@ -9,7 +9,6 @@ import (
 
 	"github.com/fedlearner/flapp-services/render"
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 )
 
@@ -18,7 +17,7 @@ import (
 // The results are errors when anything is wrong (then the Output is nil and
 // nothing may be written but the errors), and otherwise describe what was
 // generated and pruned, sorted.
-func (r *Run) Finish(cfg Config) (*Output, framework.Results) {
+func (r *Run) Finish(cfg Config) (*Output, Results) {
 	results := r.results
 	opts := cfg.options()
 	sortFLApps(r.flapps)
@@ -32,7 +31,7 @@ func (r *Run) Finish(cfg Config) (*Output, framework.Results) {
 	for _, f := range r.flapps {
 		plan, errs := render.NewPlan(f.app, opts)
 		for _, e := range errs {
-			results = append(results, r.at(f.origin, validationError(f, e)))
+			results = append(results, validationError(f, e))
 		}
 		if len(errs) > 0 {
 			continue
@@ -41,12 +40,12 @@ func (r *Run) Finish(cfg Config) (*Output, framework.Results) {
 			unknownUID = append(unknownUID, objectKey{f.app.Namespace, f.app.Name}.String())
 		}
 		if collision := names.claim(f); collision != "" {
-			results = append(results, r.at(f.origin, objectError(f.origin, f.ref, "", collision)))
+			results = append(results, objectError(f.origin, f.ref, "", nil, collision))
 			continue
 		}
 		out.flapps = append(out.flapps, plannedFLApp{f, plan})
 		out.count += plan.Count()
-		results = append(results, r.at(f.origin, flappInfo(f, fmt.Sprintf("generated %d Service(s)%s", plan.Count(), ownerNote(plan)))))
+		results = append(results, flappInfo(f, fmt.Sprintf("generated %d Service(s)%s", plan.Count(), ownerNote(plan))))
 	}
 	if results.ExitCode() != 0 {
 		return nil, finish(capErrors(onlyErrors(results))) // nothing was generated or pruned
@@ -55,7 +54,7 @@ func (r *Run) Finish(cfg Config) (*Output, framework.Results) {
 
 	for key, svc := range r.previous {
 		if !names.generates(key) {
-			results = append(results, r.at(svc.origin, pruneNote(svc, key, r.pruneReason(svc, key))))
+			results = append(results, pruneNote(svc, key, r.pruneReason(svc, key)))
 		}
 	}
 	if len(unknownUID) > 0 {
@@ -66,7 +65,7 @@ func (r *Run) Finish(cfg Config) (*Output, framework.Results) {
 	return out, finish(results)
 }
 
-func finish(results framework.Results) framework.Results {
+func finish(results Results) Results {
 	results.Sort()
 	return results
 }
@@ -197,10 +196,8 @@ func (r *Run) pruneReason(svc *previousService, key objectKey) string {
 // file, so kpt writes it to <dir>/<flapp>.services.yaml. Two FLApps of the
 // same name in one directory (leader and follower namespaces) share that file,
 // so indexes count per file: kpt rejects a repeated path and index. An FLApp
-// without a path annotation (kustomize) gives Services without one. Render
-// mode's reader annotates every object with its file, as kio.ByteReader
-// does, so its Services get one too; its writer clears it from every object
-// with the other reader annotations.
+// without a path annotation (kustomize, and render mode, whose reader keeps
+// an object's file beside it) gives Services without one.
 func placeBeside(svc *corev1.Service, f *flapp, nextIndex map[string]int) {
 	if f.path == "" {
 		return

@@ -14,6 +14,10 @@ import (
 type Object struct {
 	Node   *yaml.RNode
 	Origin Origin
+	// SeqIndent is how the object's document indents sequences ("wide" or
+	// "compact"), as render mode's reader found it and its writer writes
+	// it again; "" is compact. KRM mode leaves it to kyaml's annotation.
+	SeqIndent string
 }
 
 // Origin is where an object was read.

@@ -7,7 +7,6 @@ import (
 
 	"github.com/fedlearner/flapp-services/render"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 )
 
 // pairWarnings compares the two parties of each job found in the input: a
@@ -16,22 +15,20 @@ import (
 // the peer's, and a leader whose peer has another count waits forever
 // ("still waiting for follower"). A mismatch is a warning, not an error:
 // the two sides may be scaled in two commits.
-func (r *Run) pairWarnings() framework.Results {
+func (r *Run) pairWarnings() Results {
 	flapps := r.flapps
 	byName := make(map[string][]*flapp)
 	for _, f := range flapps { // sorted by namespace and name
 		byName[f.app.Name] = append(byName[f.app.Name], f)
 	}
-	var results framework.Results
+	var results Results
 	for _, leader := range flapps {
 		if leader.app.Spec.Role != "Leader" {
 			continue
 		}
 		for _, follower := range byName[leader.app.Name] {
 			if strings.HasPrefix(follower.app.Spec.Role, "Follower") {
-				for _, w := range comparePair(leader, follower) {
-					results = append(results, r.at(follower.origin, w))
-				}
+				results = append(results, comparePair(leader, follower)...)
 			}
 		}
 	}
@@ -39,7 +36,7 @@ func (r *Run) pairWarnings() framework.Results {
 }
 
 // comparePair checks every type either side marks pair: true.
-func comparePair(leader, follower *flapp) framework.Results {
+func comparePair(leader, follower *flapp) Results {
 	var types []string
 	for _, side := range []*flapp{leader, follower} {
 		for name, spec := range side.app.Spec.FLReplicaSpecs {
@@ -49,7 +46,7 @@ func comparePair(leader, follower *flapp) framework.Results {
 		}
 	}
 	slices.Sort(types)
-	var results framework.Results
+	var results Results
 	for _, t := range types {
 		l, f := replicasOf(leader, t), replicasOf(follower, t)
 		if l == f {

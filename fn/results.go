@@ -1,7 +1,9 @@
 package fn
 
 import (
+	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -9,20 +11,145 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
+// Result is one result of a run and where the object it is about was read
+// (zero for the run as a whole), from the moment it is made: a
+// ResourceList carries the first part, the line on stderr names both.
+type Result struct {
+	framework.Result
+	Origin Origin
+}
+
+// String is the result as one line of free text for stderr: severity, where
+// the object was read, the object, the field and the message. kustomize
+// shows a function's stderr, not its results.
+func (r *Result) String() string {
+	parts := []string{string(r.Severity)}
+	if where := r.Origin.String(); where != "" {
+		parts = append(parts, where)
+	} else if r.File != nil && r.File.Path != "" {
+		parts = append(parts, r.File.Path)
+	}
+	if ref := r.ResourceRef; ref != nil {
+		parts = append(parts, describeRef(ref))
+	}
+	if r.Field != nil && r.Field.Path != "" {
+		parts = append(parts, r.Field.Path)
+	}
+	parts = append(parts, r.Message)
+	return strings.Join(parts, ": ")
+}
+
+func describeRef(ref *yaml.ResourceIdentifier) string {
+	name := ref.Name
+	if ref.Namespace != "" {
+		name = ref.Namespace + "/" + ref.Name
+	}
+	return strings.TrimSpace(ref.Kind + " " + name)
+}
+
+// Results are a run's results.
+type Results []*Result
+
+// ExitCode is 1 when any result is an error, as framework.Results says.
+func (rs Results) ExitCode() int {
+	if rs.Count(framework.Error) > 0 {
+		return 1
+	}
+	return 0
+}
+
+// Count is how many results have the severity.
+func (rs Results) Count(severity framework.Severity) int {
+	n := 0
+	for _, r := range rs {
+		if r.Severity == severity {
+			n++
+		}
+	}
+	return n
+}
+
+// Sort puts the results in kyaml's order (framework.Results.Sort), which
+// decides each comparison.
+func (rs Results) Sort() {
+	sort.SliceStable(rs, func(i, j int) bool {
+		pair := framework.Results{&rs[j].Result, &rs[i].Result}
+		pair.Sort()
+		return pair[0] == &rs[i].Result
+	})
+}
+
+// Framework is the results as a ResourceList carries them.
+func (rs Results) Framework() framework.Results {
+	out := make(framework.Results, len(rs))
+	for i, r := range rs {
+		out[i] = &r.Result
+	}
+	return out
+}
+
+// Error is the results' errors, one line each.
+func (rs Results) Error() string {
+	var lines []string
+	for _, r := range rs {
+		if r.Severity == framework.Error {
+			lines = append(lines, r.String())
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// InputError is a problem with the input at Origin: the one error a reader
+// returns about where it read. A run reports it as an error result.
+type InputError struct {
+	Origin Origin
+	Err    error
+}
+
+func (e *InputError) Error() string {
+	if where := e.Origin.String(); where != "" {
+		return where + ": " + e.Err.Error()
+	}
+	return e.Err.Error()
+}
+
+func (e *InputError) Unwrap() error { return e.Err }
+
+// ResultsError is a failure whose results are the whole answer: a
+// functionConfig that does not parse, or a run inside a kustomize build.
+type ResultsError struct{ Results Results }
+
+func (e *ResultsError) Error() string { return e.Results.Error() }
+
+// ErrorResults is how a run reports err: the results of a ResultsError, an
+// InputError's message at its origin, or any other error about the run as
+// a whole.
+func ErrorResults(err error) Results {
+	var failed *ResultsError
+	if errors.As(err, &failed) {
+		return failed.Results
+	}
+	var input *InputError
+	if errors.As(err, &input) {
+		return Results{bound(&Result{Result: framework.Result{Severity: framework.Error, File: fileOf(input.Origin), Message: input.Err.Error()}, Origin: input.Origin})}
+	}
+	return Results{RunError(err.Error())}
+}
+
 // The results this function reports, built only here.
 
 // RunError is an error about the run as a whole, not one object: the input
 // could not be read, or a ceiling was passed.
-func RunError(msg string) *framework.Result {
-	return bound(&framework.Result{Severity: framework.Error, Message: msg})
+func RunError(msg string) *Result {
+	return bound(&Result{Result: framework.Result{Severity: framework.Error, Message: msg}})
 }
 
 // objectError is an error about the object read at o, at the field
-// fieldPath (if not empty).
-func objectError(o Origin, ref *yaml.ResourceIdentifier, fieldPath, msg string) *framework.Result {
-	r := &framework.Result{Severity: framework.Error, ResourceRef: copyRef(ref), File: fileOf(o), Message: msg}
+// fieldPath (if not empty), whose value was value (if not nil).
+func objectError(o Origin, ref *yaml.ResourceIdentifier, fieldPath string, value any, msg string) *Result {
+	r := &Result{Result: framework.Result{Severity: framework.Error, ResourceRef: copyRef(ref), File: fileOf(o), Message: msg}, Origin: o}
 	if fieldPath != "" {
-		r.Field = &framework.Field{Path: fieldPath}
+		r.Field = &framework.Field{Path: fieldPath, CurrentValue: value}
 	}
 	return bound(r)
 }
@@ -31,56 +158,55 @@ func objectError(o Origin, ref *yaml.ResourceIdentifier, fieldPath, msg string) 
 // Kubernetes object: without a file (a ResourceList item kpt did not
 // annotate), its place in the list starts the message, since nothing else
 // in the result can say which item it is.
-func itemError(o Origin, ref *yaml.ResourceIdentifier, fieldPath, msg string) *framework.Result {
+func itemError(o Origin, ref *yaml.ResourceIdentifier, fieldPath, msg string) *Result {
 	if o.File == "" {
 		msg = o.String() + ": " + msg
 	}
-	return objectError(o, ref, fieldPath, msg)
+	return objectError(o, ref, fieldPath, nil, msg)
 }
 
 // validationError is one of render's validation errors about an FLApp.
-func validationError(f *flapp, e *field.Error) *framework.Result {
+func validationError(f *flapp, e *field.Error) *Result {
 	short := *e
 	if v, ok := e.BadValue.(string); ok {
 		short.BadValue = shorten(v, MaxValue)
 	}
-	r := objectError(f.origin, f.ref, "", short.ErrorBody())
-	r.Field = &framework.Field{Path: shorten(e.Field, MaxValue)}
+	var value any
 	switch v := short.BadValue.(type) {
 	case string, int32, int64, int:
-		r.Field.CurrentValue = v
+		value = v
 	}
-	return r
+	return objectError(f.origin, f.ref, shorten(e.Field, MaxValue), value, short.ErrorBody())
 }
 
 // configError is an error in the functionConfig, at the setting path.
-func configError(node *yaml.RNode, path, msg string) *framework.Result {
-	return objectError(Origin{}, refOf(node), path, "functionConfig: "+msg)
+func configError(node *yaml.RNode, path, msg string) *Result {
+	return objectError(Origin{}, refOf(node), path, nil, "functionConfig: "+msg)
 }
 
 // flappInfo is a note about what was done for an FLApp.
-func flappInfo(f *flapp, msg string) *framework.Result {
-	return bound(&framework.Result{Severity: framework.Info, ResourceRef: copyRef(f.ref), File: fileOf(f.origin), Message: msg})
+func flappInfo(f *flapp, msg string) *Result {
+	return bound(&Result{Result: framework.Result{Severity: framework.Info, ResourceRef: copyRef(f.ref), File: fileOf(f.origin), Message: msg}, Origin: f.origin})
 }
 
 // pruneNote says why a Service generated by an earlier run was dropped.
-func pruneNote(svc *previousService, key objectKey, reason string) *framework.Result {
-	return bound(&framework.Result{
+func pruneNote(svc *previousService, key objectKey, reason string) *Result {
+	return bound(&Result{Result: framework.Result{
 		Severity: framework.Info, ResourceRef: copyRef(svc.ref), File: fileOf(svc.origin),
 		Message: "pruned Service " + key.String() + ": " + reason,
-	})
+	}, Origin: svc.origin})
 }
 
 // pairWarning is a warning about a follower FLApp, at fieldPath, whose
 // paired replicas do not match its leader's.
-func pairWarning(follower *flapp, fieldPath, msg string) *framework.Result {
-	return bound(&framework.Result{Severity: framework.Warning, ResourceRef: copyRef(follower.ref), File: fileOf(follower.origin),
-		Field: &framework.Field{Path: fieldPath}, Message: msg})
+func pairWarning(follower *flapp, fieldPath, msg string) *Result {
+	return bound(&Result{Result: framework.Result{Severity: framework.Warning, ResourceRef: copyRef(follower.ref), File: fileOf(follower.origin),
+		Field: &framework.Field{Path: fieldPath}, Message: msg}, Origin: follower.origin})
 }
 
 // runInfo is a note about the run as a whole.
-func runInfo(msg string) *framework.Result {
-	return bound(&framework.Result{Severity: framework.Info, Message: msg})
+func runInfo(msg string) *Result {
+	return bound(&Result{Result: framework.Result{Severity: framework.Info, Message: msg}})
 }
 
 // What a result may echo of its input: a 4 MB name must not come back
@@ -91,7 +217,7 @@ const (
 )
 
 // bound shortens whatever a result echoes of its input.
-func bound(r *framework.Result) *framework.Result {
+func bound(r *Result) *Result {
 	r.Message = shorten(r.Message, MaxMessage)
 	if ref := r.ResourceRef; ref != nil {
 		ref.Name, ref.Namespace = shorten(ref.Name, MaxValue), shorten(ref.Namespace, MaxValue)
@@ -127,25 +253,8 @@ func fileOf(o Origin) *framework.File {
 	return &framework.File{Path: o.File}
 }
 
-// at records where the object a result is about was read, for the free
-// text on stderr, and returns the result.
-func (r *Run) at(o Origin, res *framework.Result) *framework.Result {
-	if r.origins == nil {
-		r.origins = make(map[*framework.Result]Origin)
-	}
-	r.origins[res] = o
-	return res
-}
-
-// Origin is where the object a result of this run is about was read; ok is
-// false for a result about the run as a whole.
-func (r *Run) Origin(res *framework.Result) (o Origin, ok bool) {
-	o, ok = r.origins[res]
-	return o, ok
-}
-
-func onlyErrors(results framework.Results) framework.Results {
-	var errs framework.Results
+func onlyErrors(results Results) Results {
+	var errs Results
 	for _, r := range results {
 		if r.Severity == framework.Error {
 			errs = append(errs, r)

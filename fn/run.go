@@ -9,7 +9,6 @@ import (
 
 	"github.com/fedlearner/flapp-services/render"
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -22,8 +21,7 @@ type Run struct {
 	byKey    map[objectKey]*flapp
 	foreign  map[objectKey]Origin // Services this tool did not generate -> where they were read
 	previous map[objectKey]*previousService
-	results  framework.Results
-	origins  map[*framework.Result]Origin // where each result's object was read
+	results  Results
 }
 
 // NewRun starts a run. The configuration matters only to Finish: in KRM mode

@@ -51,17 +51,17 @@ func (r *Run) Add(obj Object) bool {
 		return true
 	}
 	if item == nil || item.YNode().Kind != yaml.MappingNode {
-		r.results = append(r.results, r.at(o, itemError(o, nil, "", "not an object")))
+		r.results = append(r.results, itemError(o, nil, "", "not an object"))
 		return false
 	}
 	apiVersion, kind := stringField(item, "apiVersion"), stringField(item, "kind")
 	if apiVersion == "" || kind == "" {
-		r.results = append(r.results, r.at(o, itemError(o, refOf(item), "apiVersion",
-			"not a Kubernetes object: it needs a string apiVersion and kind")))
+		r.results = append(r.results, itemError(o, refOf(item), "apiVersion",
+			"not a Kubernetes object: it needs a string apiVersion and kind"))
 		return false
 	}
 	if path, msg := checkMetadata(item); path != "" {
-		r.results = append(r.results, r.at(o, itemError(o, refOf(item), path, msg)))
+		r.results = append(r.results, itemError(o, refOf(item), path, msg))
 		return false
 	}
 	switch {
@@ -88,10 +88,8 @@ func (r *Run) Add(obj Object) bool {
 // rendered.
 func (r *Run) addFLApp(item *yaml.RNode, o Origin, apiVersion string) {
 	if apiVersion != render.APIVersion {
-		res := objectError(o, refOf(item), "apiVersion",
-			fmt.Sprintf("unsupported FLApp version %s: only %s is known", apiVersion, render.APIVersion))
-		res.Field.CurrentValue = apiVersion
-		r.results = append(r.results, r.at(o, res))
+		r.results = append(r.results, objectError(o, refOf(item), "apiVersion", apiVersion,
+			fmt.Sprintf("unsupported FLApp version %s: only %s is known", apiVersion, render.APIVersion)))
 		return
 	}
 	app, err := decodeFLApp(item)
@@ -100,14 +98,14 @@ func (r *Run) addFLApp(item *yaml.RNode, o Origin, apiVersion string) {
 		if !errors.As(err, &de) {
 			de = &decodeError{msg: err.Error()}
 		}
-		r.results = append(r.results, r.at(o, objectError(o, refOf(item), de.path, "malformed FLApp: "+de.msg)))
+		r.results = append(r.results, objectError(o, refOf(item), de.path, nil, "malformed FLApp: "+de.msg))
 		return
 	}
 	f := &flapp{app: compact(app), ref: refOf(item), origin: o, path: fileAnnotation(item)}
 	key := objectKey{app.Namespace, app.Name}
 	if first := r.byKey[key]; first != nil {
-		r.results = append(r.results, r.at(o, objectError(o, f.ref, "metadata.name",
-			fmt.Sprintf("FLApp %s appears twice in the input%s; each FLApp must be defined once", key, alsoIn(first.origin)))))
+		r.results = append(r.results, objectError(o, f.ref, "metadata.name", nil,
+			fmt.Sprintf("FLApp %s appears twice in the input%s; each FLApp must be defined once", key, alsoIn(first.origin))))
 		return
 	}
 	r.byKey[key] = f

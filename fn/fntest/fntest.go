@@ -43,13 +43,13 @@ func (p Processor) Process(rl *framework.ResourceList) error {
 	cfg, results := fn.ParseConfig(rl.FunctionConfig)
 	if results.ExitCode() != 0 {
 		results.Sort()
-		rl.Results = results
-		return results
+		rl.Results = results.Framework()
+		return rl.Results
 	}
 	kept, out, results := generate(rl.Items, cfg, p.ReadAs)
-	rl.Results = results
+	rl.Results = results.Framework()
 	if results.ExitCode() != 0 {
-		return results
+		return rl.Results
 	}
 	rl.Items = fn.WithServiceNodes(kept, out.Services())
 	return nil
@@ -57,11 +57,11 @@ func (p Processor) Process(rl *framework.ResourceList) error {
 
 // Generate is one fn.Run over items held in memory: the items to keep, in
 // input order, the Output, and the results. On any error the Output is nil.
-func Generate(items []*yaml.RNode, cfg fn.Config) ([]*yaml.RNode, *fn.Output, framework.Results) {
+func Generate(items []*yaml.RNode, cfg fn.Config) ([]*yaml.RNode, *fn.Output, fn.Results) {
 	return generate(items, cfg, nil)
 }
 
-func generate(items []*yaml.RNode, cfg fn.Config, readAs func(*yaml.RNode) *yaml.RNode) ([]*yaml.RNode, *fn.Output, framework.Results) {
+func generate(items []*yaml.RNode, cfg fn.Config, readAs func(*yaml.RNode) *yaml.RNode) ([]*yaml.RNode, *fn.Output, fn.Results) {
 	run := fn.NewRun()
 	kept := make([]*yaml.RNode, 0, len(items))
 	for i, item := range items {

@@ -5,8 +5,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/fedlearner/flapp-services/fn"
+	"github.com/fedlearner/flapp-services/internal/fastyaml"
+	"github.com/fedlearner/flapp-services/internal/loader"
 	"github.com/pmezard/go-difflib/difflib"
 )
 
@@ -16,15 +19,15 @@ import (
 const checkDiffCeiling = 8 << 20
 
 // check compares the render with the committed file as both stream by, for
-// CI drift checks, and exits 1 with a diff when they differ.
-func (m *renderMode) check(out *fn.Output) error {
-	committed, err := m.ld.OpenConfined("--check", m.opts.Check, m.checkPath, checkCeiling)
+// CI drift checks, and fails with a diff when they differ.
+func check(ld *loader.Loader, name, confined string, w *fastyaml.StreamWriter, out *fn.Output) error {
+	committed, err := ld.OpenConfined("--check", name, confined, checkCeiling)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = committed.Close() }()
 	cmp := &comparer{old: bufio.NewReader(committed), line: 1}
-	if err := m.render.WriteTo(cmp, out); err != nil {
+	if err := w.WriteTo(cmp, out); err != nil {
 		return err
 	}
 	if !cmp.differ {
@@ -35,21 +38,19 @@ func (m *renderMode) check(out *fn.Output) error {
 	if !cmp.differ {
 		return nil
 	}
-	_, _ = fmt.Fprintf(m.errOut, "error: %s is out of date with its sources; re-render it with 'flapp-services render' and commit the result:\n", m.opts.Check)
+	stale := fmt.Sprintf("%s is out of date with its sources; re-render it with 'flapp-services render' and commit the result:", name)
 	if cmp.overflow {
-		_, _ = fmt.Fprintf(m.errOut, "(the render is over %d MiB: no diff; they first differ at line %d)\n", checkDiffCeiling>>20, cmp.line)
-		return ErrFailed
+		return fmt.Errorf("%s\n(the render is over %d MiB: no diff; they first differ at line %d)", stale, checkDiffCeiling>>20, cmp.line)
 	}
-	old, err := m.ld.ReadConfined("--check", m.opts.Check, m.checkPath, checkCeiling)
+	old, err := ld.ReadConfined("--check", name, confined, checkCeiling)
 	if err != nil {
 		return err
 	}
 	diff, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
 		A: difflib.SplitLines(string(old)), B: difflib.SplitLines(cmp.fresh.String()),
-		FromFile: m.opts.Check + " (committed)", ToFile: m.opts.Check + " (fresh render)", Context: 3,
+		FromFile: name + " (committed)", ToFile: name + " (fresh render)", Context: 3,
 	})
-	_, _ = fmt.Fprint(m.errOut, diff)
-	return ErrFailed
+	return fmt.Errorf("%s\n%s", stale, strings.TrimSuffix(diff, "\n"))
 }
 
 // comparer is the destination of a render under --check: it compares what

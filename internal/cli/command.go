@@ -134,7 +134,7 @@ cannot be read: the contract of Argo CD's discover.find command.`,
 				dopts = DiscoverOptionsFromArgoCD(os.LookupEnv, dopts, cmd.Flags().Changed)
 			}
 			heapLimit(discoverMemoryLimit)
-			return RunDiscover(dopts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return RunDiscover(dopts, cmd.OutOrStdout())
 		},
 	}
 	discoverCmd.Flags().StringVar(&dopts.Config, "config", "", "the render's --config file, which is not a manifest")

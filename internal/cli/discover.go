@@ -124,9 +124,9 @@ func discoverRoot(ld *loader.Loader, r *reader, root loader.Root, skip string) (
 // shortError is an error's message, cut to one short line.
 func shortError(err error) string {
 	msg := err.Error()
-	var in *inputError
+	var in *fn.InputError
 	if errors.As(err, &in) {
-		msg = in.msg
+		msg = in.Err.Error()
 	}
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {
 		msg = msg[:i]
@@ -139,11 +139,10 @@ func shortError(err error) string {
 
 // RunDiscover prints Discover's reason, or nothing; the exit code is 0 either
 // way (what Argo CD's discover.find expects), 1 only when a file cannot be read.
-func RunDiscover(opts DiscoverOptions, out, errOut io.Writer) error {
+func RunDiscover(opts DiscoverOptions, out io.Writer) error {
 	reason, err := Discover(opts)
 	if err != nil {
-		_, _ = fmt.Fprintf(errOut, "error: %v\n", err)
-		return ErrFailed
+		return err
 	}
 	if reason != "" {
 		_, err = fmt.Fprintln(out, reason)

@@ -142,7 +142,7 @@ func TestDiscoverHeapLimit(t *testing.T) {
 		{64 << 20, 64 << 20},
 	} {
 		debug.SetMemoryLimit(tc.set)
-		require.NoError(t, RunDiscover(DiscoverOptions{Paths: []string{dir}}, io.Discard, io.Discard))
+		require.NoError(t, RunDiscover(DiscoverOptions{Paths: []string{dir}}, io.Discard))
 		assert.Equal(t, tc.set, debug.SetMemoryLimit(-1), "RunDiscover, GOMEMLIMIT %d", tc.set)
 		assert.Equal(t, 0, Main("test", []string{"discover", dir}, strings.NewReader(""), io.Discard, io.Discard))
 		assert.Equal(t, tc.want, debug.SetMemoryLimit(-1), "the command, GOMEMLIMIT %d", tc.set)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"iter"
 	"slices"
 	"strings"
 
@@ -18,110 +17,93 @@ import (
 // ResourceList versions callers send; the answer uses the version received.
 var resourceListVersions = []string{"config.kubernetes.io/v1", "config.kubernetes.io/v1beta1", "config.kubernetes.io/v1alpha1"}
 
-// RunKRM is the KRM function mode: a ResourceList on in, a ResourceList on
-// out, written as it is produced once the run has succeeded; on failure the
-// input's items unchanged plus the error results. Errors also go to errOut.
-func RunKRM(in io.Reader, out, errOut io.Writer) error {
-	return drive(newKRMMode(in, out), errOut, false)
-}
-
-func newKRMMode(in io.Reader, out io.Writer) *krmMode {
-	return &krmMode{rw: &kio.ByteReadWriter{Reader: in, Writer: out, KeepReaderAnnotations: true},
-		maxObjectNodes: DefaultMaxObjectNodes, maxDocumentNodes: DefaultMaxDocumentNodes}
-}
-
-// krmMode reads the whole ResourceList, as every KRM function does (its
-// caller holds it in memory too), and streams the answer.
-type krmMode struct {
-	rw   *kio.ByteReadWriter
-	rl   *fastyaml.ResourceList
-	kept []*yaml.RNode
-	// copied is the item last read as a copy (fastyaml.Inline), and item
-	// the item it was made from: the run reads the copy, the output keeps
-	// the item as it came, as kyaml writes it.
-	copied, item *yaml.RNode
-	// The node ceilings on those copies: each (an object), and all of
-	// them (a ResourceList is one document). KRM mode has no flags: they
-	// are render's defaults.
-	maxObjectNodes, maxDocumentNodes int
-}
-
-func (m *krmMode) open() (fn.Config, iter.Seq2[fn.Object, error], error) {
-	rl, err := fastyaml.ReadResourceList(m.rw)
+// RunKRM is the KRM function mode, as framework.Execute runs a function:
+// read the ResourceList whole (its caller holds it in memory too); parse the
+// functionConfig; add each item to the run, keeping what the output keeps;
+// finish; then write the answer as it is produced, or fail. On failure the
+// answer is the input's items unchanged plus the error results, and the
+// errors go to errOut too.
+func RunKRM(in io.Reader, out, errOut io.Writer) (err error) {
+	defer recoverInternal(&err, errOut)
+	rw := &kio.ByteReadWriter{Reader: in, Writer: out, KeepReaderAnnotations: true}
+	rl, err := fastyaml.ReadResourceList(rw)
 	if err != nil {
-		return fn.Config{}, nil, fmt.Errorf("input is not a readable ResourceList: %w", err)
+		results := fn.ErrorResults(err)
+		report(errOut, results, framework.Error)
+		if err := writeResults(rw, results); err != nil {
+			return err
+		}
+		return ErrFailed
 	}
-	m.rl = rl
-	if msg := checkWrapper(m.rw); msg != "" {
-		// Answer with a ResourceList all the same, holding the error.
-		m.rw.WrappingKind, m.rw.WrappingAPIVersion = kio.ResourceListKind, kio.ResourceListAPIVersion
-		return fn.Config{}, nil, errors.New(msg)
+	fail := func(results fn.Results) error {
+		report(errOut, results, framework.Error)
+		if err := rl.Write(rl.Items, nil, results.Framework()); err != nil {
+			return err
+		}
+		return ErrFailed
 	}
-	cfg, results := fn.ParseConfig(m.rw.FunctionConfig)
+	if err := checkWrapper(rw); err != nil {
+		// Answered with a ResourceList all the same, holding the error.
+		rw.WrappingKind, rw.WrappingAPIVersion = kio.ResourceListKind, kio.ResourceListAPIVersion
+		return fail(fn.ErrorResults(err))
+	}
+	cfg, results := fn.ParseConfig(rw.FunctionConfig)
 	if results.ExitCode() != 0 {
 		results.Sort()
-		return cfg, nil, resultsError{results}
+		return fail(results)
 	}
-	m.kept = make([]*yaml.RNode, 0, len(rl.Items))
-	return cfg, func(yield func(fn.Object, error) bool) {
-		budget := m.maxDocumentNodes // what is left for the copies
-		defer func() { m.copied, m.item = nil, nil }()
-		for i, item := range rl.Items {
-			m.copied, m.item = nil, nil // the copy read last is not held
-			obj := fn.ItemObject(i, item)
-			copied, n := fastyaml.Inline(item.YNode(), min(m.maxObjectNodes, budget))
-			if copied == nil {
-				yield(fn.Object{}, m.inlineError(obj.Origin, item, budget))
-				return
-			}
-			if copied != item.YNode() {
-				budget -= n
-				obj = fn.ItemObject(i, yaml.NewRNode(copied))
-				m.copied, m.item = obj.Node, item
-			}
-			if !yield(obj, nil) {
-				return
-			}
+	run := fn.NewRun()
+	kept := make([]*yaml.RNode, 0, len(rl.Items))
+	budget := DefaultMaxDocumentNodes // what is left for the items' copies
+	for i, item := range rl.Items {
+		read, n, err := readItem(i, item, budget)
+		if err != nil {
+			return fail(fn.ErrorResults(err))
 		}
-	}, nil
-}
-
-// inlineError refuses an item whose aliases to anchors of other items would
-// expand past a node ceiling: the object's, or the document's when what the
-// earlier items' copies left of it (budget) is less.
-func (m *krmMode) inlineError(o fn.Origin, item *yaml.RNode, budget int) error {
-	if budget < m.maxObjectNodes {
-		return &inputError{o, fmt.Sprintf("the items' aliases to anchors of other items expand to over %d YAML nodes in all, over the ceiling per document (--max-document-nodes, fixed in KRM mode)",
-			m.maxDocumentNodes)}
+		budget -= n
+		if run.Add(read) {
+			kept = append(kept, item) // the item as it came, as kyaml writes it
+		}
 	}
-	return &inputError{o, fmt.Sprintf("%s has over %d YAML nodes once its aliases to anchors of other items are expanded, over the ceiling per object (--max-object-nodes, fixed in KRM mode): no Kubernetes object is that large",
-		describeObject(item), m.maxObjectNodes)}
-}
-
-func (m *krmMode) keep(obj fn.Object) error {
-	node := obj.Node
-	if node == m.copied {
-		node = m.item
+	output, results := run.Finish(cfg)
+	if results.ExitCode() != 0 {
+		return fail(results)
 	}
-	m.kept = append(m.kept, node)
-	return nil
+	report(errOut, results, framework.Warning)
+	return rl.Write(kept, output, results.Framework())
 }
 
-func (m *krmMode) write(out *fn.Output, results framework.Results) error {
-	return m.rl.Write(m.kept, out, results)
-}
-
-// fail answers with the items as they came and the results; input that
-// could not be read at all gets a ResourceList holding only the results.
-func (m *krmMode) fail(results framework.Results) error {
-	if m.rl != nil {
-		return m.rl.Write(m.rl.Items, nil, results)
+// readItem is the i-th item as the run reads it: a copy with its aliases to
+// anchors of other items expanded (fastyaml.Inline), of n nodes, when it
+// has any, which must fit under the ceiling per object and what the earlier
+// copies left of the ceiling per document (budget): a ResourceList is one
+// document. KRM mode has no flags: the ceilings are render's defaults.
+func readItem(i int, item *yaml.RNode, budget int) (obj fn.Object, n int, err error) {
+	obj = fn.ItemObject(i, item)
+	copied, n := fastyaml.Inline(item.YNode(), min(DefaultMaxObjectNodes, budget))
+	switch {
+	case copied == nil && budget < DefaultMaxObjectNodes:
+		return obj, 0, &fn.InputError{Origin: obj.Origin, Err: fmt.Errorf(
+			"the items' aliases to anchors of other items expand to over %d YAML nodes in all, over the ceiling per document (--max-document-nodes, fixed in KRM mode)",
+			DefaultMaxDocumentNodes)}
+	case copied == nil:
+		return obj, 0, &fn.InputError{Origin: obj.Origin, Err: fmt.Errorf(
+			"%s has over %d YAML nodes once its aliases to anchors of other items are expanded, over the ceiling per object (--max-object-nodes, fixed in KRM mode): no Kubernetes object is that large",
+			describeObject(item), DefaultMaxObjectNodes)}
+	case copied == item.YNode():
+		return obj, 0, nil
 	}
-	apiVersion := m.rw.WrappingAPIVersion
+	return fn.ItemObject(i, yaml.NewRNode(copied)), n, nil
+}
+
+// writeResults answers input that could not be read as a ResourceList with
+// a ResourceList holding only the results.
+func writeResults(rw *kio.ByteReadWriter, results fn.Results) error {
+	apiVersion := rw.WrappingAPIVersion
 	if !slices.Contains(resourceListVersions, apiVersion) {
 		apiVersion = kio.ResourceListAPIVersion
 	}
-	b, err := yaml.Marshal(results)
+	b, err := yaml.Marshal(results.Framework())
 	if err != nil {
 		return err
 	}
@@ -129,16 +111,17 @@ func (m *krmMode) fail(results framework.Results) error {
 	if err != nil {
 		return err
 	}
-	w := kio.ByteWriter{Writer: m.rw.Writer, WrappingKind: kio.ResourceListKind, WrappingAPIVersion: apiVersion, Results: node}
+	w := kio.ByteWriter{Writer: rw.Writer, WrappingKind: kio.ResourceListKind, WrappingAPIVersion: apiVersion, Results: node}
 	return w.Write(nil)
 }
 
-func checkWrapper(rw *kio.ByteReadWriter) string {
+// checkWrapper refuses input that is not a ResourceList of a known version.
+func checkWrapper(rw *kio.ByteReadWriter) error {
 	if rw.WrappingKind != kio.ResourceListKind {
-		return "input is not a ResourceList (kind: ResourceList, apiVersion: config.kubernetes.io/v1): flapp-services reads a ResourceList on stdin; to render plain manifests, use 'flapp-services render PATH'"
+		return errors.New("input is not a ResourceList (kind: ResourceList, apiVersion: config.kubernetes.io/v1): flapp-services reads a ResourceList on stdin; to render plain manifests, use 'flapp-services render PATH'")
 	}
 	if slices.Contains(resourceListVersions, rw.WrappingAPIVersion) {
-		return ""
+		return nil
 	}
-	return fmt.Sprintf("unsupported ResourceList apiVersion %q: expected one of %s", rw.WrappingAPIVersion, strings.Join(resourceListVersions, ", "))
+	return fmt.Errorf("unsupported ResourceList apiVersion %q: expected one of %s", rw.WrappingAPIVersion, strings.Join(resourceListVersions, ", "))
 }

@@ -309,26 +309,23 @@ func TestKRMAliasBombAcrossItems(t *testing.T) {
 	bomb.WriteString("- {apiVersion: fedlearner.k8s.io/v1alpha1, kind: FLApp, metadata: {name: b}, spec: {role: Leader, x: *a9}}\n")
 
 	// One anchor just under the object ceiling, aliased by enough items
-	// that their copies pass the document's (both lowered, for speed).
+	// that their copies pass the document's.
 	wide := head + "- {apiVersion: v1, kind: ConfigMap, metadata: {name: big}, data: {x: &big [" +
-		strings.TrimSuffix(strings.Repeat("v, ", 900), ", ") + "]}}\n" +
+		strings.TrimSuffix(strings.Repeat("v, ", DefaultMaxObjectNodes-100), ", ") + "]}}\n" +
 		strings.Repeat("- {apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {x: *big}}\n", 7)
 
 	for name, tc := range map[string]struct {
-		input                       string
-		maxObjectNodes, maxDocument int
-		want                        string
+		input string
+		want  string
 	}{
-		"billion laughs": {bomb.String(), DefaultMaxObjectNodes, DefaultMaxDocumentNodes,
+		"billion laughs": {bomb.String(),
 			"items[4]: ConfigMap c4 has over 100000 YAML nodes once its aliases to anchors of other items are expanded, over the ceiling per object (--max-object-nodes, fixed in KRM mode)"},
-		"one anchor, many aliases": {wide, 1000, 6000,
-			"items[7]: the items' aliases to anchors of other items expand to over 6000 YAML nodes in all, over the ceiling per document (--max-document-nodes, fixed in KRM mode)"},
+		"one anchor, many aliases": {wide,
+			"items[7]: the items' aliases to anchors of other items expand to over 600000 YAML nodes in all, over the ceiling per document (--max-document-nodes, fixed in KRM mode)"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out, stderr bytes.Buffer
-			m := newKRMMode(strings.NewReader(tc.input), &out)
-			m.maxObjectNodes, m.maxDocumentNodes = tc.maxObjectNodes, tc.maxDocument
-			require.ErrorIs(t, drive(m, &stderr, false), ErrFailed)
+			require.ErrorIs(t, RunKRM(strings.NewReader(tc.input), &out, &stderr), ErrFailed)
 			assert.Contains(t, stderr.String(), "error: "+tc.want)
 			assert.True(t, strings.HasPrefix(out.String(), kyamlItems(t, tc.input)), "the items as they came")
 			assert.Contains(t, out.String(), "severity: error")

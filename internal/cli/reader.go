@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -13,14 +12,10 @@ import (
 	"github.com/fedlearner/flapp-services/internal/fastyaml"
 	"github.com/fedlearner/flapp-services/internal/kustomize"
 	"github.com/fedlearner/flapp-services/internal/loader"
-	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-const (
-	localConfigAnnotation = "config.kubernetes.io/local-config"
-	pathAnnotation        = kioutil.PathAnnotation
-)
+const localConfigAnnotation = "config.kubernetes.io/local-config"
 
 // reader is the one reader of render mode and discover. It reads each
 // input in order, each file's documents one at a time, expands v1 Lists,
@@ -59,14 +54,6 @@ type source struct {
 	rendered bool
 }
 
-// inputError is a problem with the input at origin, its message complete.
-type inputError struct {
-	origin fn.Origin
-	msg    string
-}
-
-func (e *inputError) Error() string { return e.origin.String() + ": " + e.msg }
-
 // objects yields every object of the inputs, in input order, and stops at
 // the first error.
 func (r *reader) objects(inputs []input) iter.Seq2[fn.Object, error] {
@@ -97,7 +84,7 @@ func (r *reader) sources(in input) iter.Seq2[source, error] {
 		case in.build != nil:
 			data, err := buildUnderItsHeapLimit(in.build, r.entries(in.build.Dir))
 			if err != nil {
-				err = fmt.Errorf("%s: %w", in.build.File, err)
+				err = &fn.InputError{Origin: fn.Origin{File: in.build.File}, Err: err}
 			}
 			yield(source{origin: fn.Origin{File: in.build.File, Build: in.build.Dir, Rendered: true}, data: data, rendered: true}, err)
 		default:
@@ -126,11 +113,10 @@ func buildUnderItsHeapLimit(b *kustomize.Build, entries kustomize.Entries) ([]by
 // file yields the objects of one file, and stops at the first error.
 func (r *reader) file(src source) iter.Seq2[fn.Object, error] {
 	return func(yield func(fn.Object, error) bool) {
-		limits := fastyaml.ReadLimits{MaxNodes: r.maxDocNodes, MaxDocuments: r.maxObjects - r.count}
-		annotations := map[string]string{pathAnnotation: src.origin.File}
-		for doc, err := range fastyaml.ReadDocuments(src.data, annotations, limits) {
+		limits := fastyaml.ReadLimits{MaxNodes: r.maxDocNodes, MaxDocuments: r.maxObjects - r.count, MaxObjects: r.maxObjects}
+		for doc, err := range fastyaml.ReadDocuments(src.data, src.origin.File, limits) {
 			if err != nil {
-				yield(fn.Object{}, r.documentError(src.origin, err))
+				yield(fn.Object{}, err)
 				return
 			}
 			o := src.origin
@@ -140,32 +126,30 @@ func (r *reader) file(src source) iter.Seq2[fn.Object, error] {
 					o.Listed, o.Item = true, doc.Item
 				}
 			}
-			if !r.expand(doc.Node, o, doc.Nodes, yield) {
+			if !r.expand(fn.Object{Node: doc.Node, Origin: o, SeqIndent: doc.SeqIndent}, doc.Nodes, yield) {
 				return
 			}
 		}
 	}
 }
 
-// expand yields n, which has nodes YAML nodes as written, or the objects of
-// n when it is a v1 List, unless it is local configuration. It returns false
-// once the caller stops or an error was yielded.
-func (r *reader) expand(n *yaml.RNode, o fn.Origin, nodes int, yield func(fn.Object, error) bool) bool {
+// expand yields obj, which has nodes YAML nodes as written, or the objects
+// of obj when it is a v1 List, unless it is local configuration. It returns
+// false once the caller stops or an error was yielded.
+func (r *reader) expand(obj fn.Object, nodes int, yield func(fn.Object, error) bool) bool {
+	n, o := obj.Node, obj.Origin
 	if n.YNode().Kind == yaml.MappingNode {
 		if scalar(n, "kind") == "List" && scalar(n, "apiVersion") == "v1" {
 			if list := n.Field("items"); list != nil && list.Value.YNode().Kind == yaml.SequenceNode {
 				for i, item := range list.Value.YNode().Content {
-					child := yaml.NewRNode(item)
 					written := fastyaml.CountNodes(item, r.maxObjectNodes)
-					if item.Kind == yaml.MappingNode {
-						_ = child.PipeE(yaml.SetAnnotation(pathAnnotation, o.File))
-					}
 					co := o
 					co.Listed, co.Item = true, i
 					if item.Line > 0 && o.Line > 0 {
 						co.Line = o.Line + item.Line - n.YNode().Line
 					}
-					if !r.expand(child, co, written, yield) {
+					// An item is written compact, as kio writes it.
+					if !r.expand(fn.Object{Node: yaml.NewRNode(item), Origin: co}, written, yield) {
 						return false
 					}
 				}
@@ -177,35 +161,15 @@ func (r *reader) expand(n *yaml.RNode, o fn.Origin, nodes int, yield func(fn.Obj
 		}
 	}
 	if r.count++; r.count > r.maxObjects {
-		yield(fn.Object{}, &inputError{o, fmt.Sprintf("brings the input to %d objects, over the ceiling of %d (--max-objects)", r.count, r.maxObjects)})
+		yield(fn.Object{}, &fn.InputError{Origin: o, Err: fmt.Errorf("brings the input to %d objects, over the ceiling of %d (--max-objects)", r.count, r.maxObjects)})
 		return false
 	}
 	if nodes > r.maxObjectNodes {
-		yield(fn.Object{}, &inputError{o, fmt.Sprintf("%s has over %d YAML nodes (--max-object-nodes): no Kubernetes object is that large; split it",
+		yield(fn.Object{}, &fn.InputError{Origin: o, Err: fmt.Errorf("%s has over %d YAML nodes (--max-object-nodes): no Kubernetes object is that large; split it",
 			describeObject(n), r.maxObjectNodes)})
 		return false
 	}
-	return yield(fn.Object{Node: n, Origin: o}, nil)
-}
-
-// documentError says where in a file fastyaml failed, in a complete message.
-func (r *reader) documentError(file fn.Origin, err error) error {
-	var docs *fastyaml.DocumentsError
-	if errors.As(err, &docs) {
-		return &inputError{file, fmt.Sprintf("holds up to %d documents, bringing the input over the ceiling of %d objects (--max-objects)",
-			docs.Documents, r.maxObjects)}
-	}
-	var doc *fastyaml.DocumentError
-	if !errors.As(err, &doc) {
-		return &inputError{file, err.Error()}
-	}
-	o := file
-	o.Document, o.Line = doc.Index+1, doc.Line
-	if doc.Err == nil {
-		return &inputError{o, fmt.Sprintf("may hold up to %d YAML nodes, over the ceiling of %d per document (--max-document-nodes): split it into smaller documents or files",
-			doc.Nodes, doc.MaxNodes)}
-	}
-	return &inputError{o, doc.Reason()}
+	return yield(obj, nil)
 }
 
 // mentions says whether a file may hold an FLApp: its kind cannot be

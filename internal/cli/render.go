@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"iter"
 	"maps"
 	"os"
 	"path"
@@ -37,46 +36,84 @@ type RenderOptions struct {
 }
 
 // RunRender is the standalone mode for Argo CD and CI: manifests in, the same
-// manifests plus the generated Services out, as one YAML stream. Files are
-// read and parsed one document at a time, and the objects kept are encoded
-// as they come, so memory follows the largest document, not the input or
-// the output. On any error nothing reaches out: an empty or partial render
-// would make a GitOps engine prune live Services.
-// It leaves the process's soft heap limit as it finds it; the render
-// command sets one for the process (heapLimit).
-func RunRender(opts RenderOptions, in io.Reader, out, errOut io.Writer) error {
-	m := &renderMode{opts: opts, stdin: in, out: out, errOut: errOut, render: fastyaml.NewStreamWriter()}
-	defer func() { _ = m.render.Close() }()
-	return drive(m, errOut, opts.Strict)
+// manifests plus the generated Services out, as one YAML stream. It reads
+// as the KRM mode does, one straight path: open the inputs; add each object
+// to the run, keeping (encoding) what the output keeps; finish; then write,
+// or fail. Files are read and parsed one document at a time, and the
+// objects kept are encoded as they come, so memory follows the largest
+// document, not the input or the output. On any error nothing reaches out:
+// an empty or partial render would make a GitOps engine prune live
+// Services. It leaves the process's soft heap limit as it finds it; the
+// render command sets one for the process (heapLimit).
+func RunRender(opts RenderOptions, in io.Reader, out, errOut io.Writer) (err error) {
+	defer recoverInternal(&err, errOut)
+	fail := func(results fn.Results) error {
+		report(errOut, results, framework.Error)
+		return ErrFailed
+	}
+	r, err := openRender(opts, in)
+	if err != nil {
+		return fail(fn.ErrorResults(err))
+	}
+	w := fastyaml.NewStreamWriter()
+	defer func() { _ = w.Close() }()
+	run := fn.NewRun()
+	for obj, err := range r.reader.objects(r.inputs) {
+		if err != nil {
+			return fail(fn.ErrorResults(err))
+		}
+		if run.Add(obj) {
+			if err := w.Add(obj); err != nil {
+				return fail(fn.ErrorResults(err))
+			}
+		}
+	}
+	if r.reader.count == 0 {
+		return fail(fn.Results{fn.RunError(fmt.Sprintf("no Kubernetes objects found in %s: refusing to print an empty render, which a GitOps engine would take as 'delete everything'",
+			strings.Join(r.paths, ", ")))})
+	}
+	output, results := run.Finish(r.cfg)
+	results = append(r.entries.results, results...) // an entry's come first: it ran first
+	if results.ExitCode() != 0 {
+		return fail(results)
+	}
+	if strict := warn(errOut, results, opts.Strict); strict != nil {
+		return fail(strict)
+	}
+	if opts.Check != "" {
+		return r.check(w, output)
+	}
+	return w.WriteTo(out, output)
 }
 
-type renderMode struct {
-	opts      RenderOptions
-	stdin     io.Reader
-	out       io.Writer
-	errOut    io.Writer
-	ld        *loader.Loader
-	checkPath string // --check, resolved
-	render    *fastyaml.StreamWriter
-	cfg       fn.Config // the render's configuration, and that of a build's own entry
+// renderInputs is what a render reads, opened and checked before anything
+// is read: its files (every size ceiling checked), kustomizations
+// (scanned), configuration and --check file.
+type renderInputs struct {
+	ld      *loader.Loader
+	paths   []string // as given
+	inputs  []input
+	reader  *reader
+	cfg     fn.Config // the render's configuration, and that of a build's own entry
+	entries *entryRuns
+	check   func(*fastyaml.StreamWriter, *fn.Output) error
 }
 
-func (m *renderMode) open() (fn.Config, iter.Seq2[fn.Object, error], error) {
-	restrictor := loader.Restrictor(m.opts.LoadRestrictor)
+func openRender(opts RenderOptions, stdin io.Reader) (*renderInputs, error) {
+	restrictor := loader.Restrictor(opts.LoadRestrictor)
 	if restrictor == "" {
 		restrictor = loader.RootOnly
 	}
-	ld, err := loader.New(restrictor, m.opts.Limits)
+	ld, err := loader.New(restrictor, opts.Limits)
 	if err != nil {
-		return fn.Config{}, nil, err
+		return nil, err
 	}
-	if m.opts.Root != "" {
-		if err := ld.SetTop(m.opts.Root); err != nil {
-			return fn.Config{}, nil, err
+	if opts.Root != "" {
+		if err := ld.SetTop(opts.Root); err != nil {
+			return nil, err
 		}
 	}
-	m.ld = ld
-	paths := m.opts.Paths
+	paths := opts.Paths
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
@@ -84,30 +121,32 @@ func (m *renderMode) open() (fn.Config, iter.Seq2[fn.Object, error], error) {
 	// (or the current directory).
 	roots, err := resolvePaths(ld, paths)
 	if err != nil {
-		return fn.Config{}, nil, err
+		return nil, err
 	}
-	cfg, configPath, err := loadConfig(m.opts, ld)
+	cfg, configPath, err := loadConfig(opts, ld)
 	if err != nil {
-		return cfg, nil, err
+		return nil, err
 	}
-	if m.opts.Check != "" {
-		if m.checkPath, err = ld.Confine("--check", m.opts.Check); err != nil {
-			return cfg, nil, err
+	r := &renderInputs{ld: ld, paths: paths, cfg: cfg}
+	if opts.Check != "" {
+		checkPath, err := ld.Confine("--check", opts.Check)
+		if err != nil {
+			return nil, err
 		}
+		r.check = func(w *fastyaml.StreamWriter, out *fn.Output) error { return check(ld, opts.Check, checkPath, w, out) }
 	}
 	// List every file first: the size ceilings are checked on their sizes
 	// before anything is read.
-	inputs, err := listInputs(ld, roots, configPath, m.buildLimits())
-	if err != nil {
-		return cfg, nil, err
+	if r.inputs, err = listInputs(ld, roots, configPath, buildLimits(opts)); err != nil {
+		return nil, err
 	}
-	if cfg, err = buildConfig(cfg, m.opts, inputs); err != nil {
-		return cfg, nil, err
+	if err := checkEntryConfigs(opts, r.inputs); err != nil {
+		return nil, err
 	}
-	m.cfg = cfg
-	r := newReader(ld, m.stdin, m.opts.MaxObjects, m.opts.MaxDocumentNodes, m.opts.MaxObjectNodes)
-	r.entries = m.entries
-	return cfg, r.nonEmpty(r.objects(inputs), paths), nil
+	r.entries = &entryRuns{cfg: cfg, opts: opts}
+	r.reader = newReader(ld, stdin, opts.MaxObjects, opts.MaxDocumentNodes, opts.MaxObjectNodes)
+	r.reader.entries = r.entries.of
+	return r, nil
 }
 
 // ownHeapLimit reports whether the soft heap limit is this process's own
@@ -121,22 +160,6 @@ func newReader(ld *loader.Loader, stdin io.Reader, maxObjects, maxDocNodes, maxO
 		maxObjects:     orDefault(maxObjects, DefaultMaxObjects),
 		maxDocNodes:    orDefault(maxDocNodes, DefaultMaxDocumentNodes),
 		maxObjectNodes: orDefault(maxObjectNodes, DefaultMaxObjectNodes),
-	}
-}
-
-// nonEmpty yields the objects and fails at the end when there were none:
-// an empty render would tell a GitOps engine to delete everything.
-func (r *reader) nonEmpty(objects iter.Seq2[fn.Object, error], paths []string) iter.Seq2[fn.Object, error] {
-	return func(yield func(fn.Object, error) bool) {
-		for obj, err := range objects {
-			if !yield(obj, err) || err != nil {
-				return
-			}
-		}
-		if r.count == 0 {
-			yield(fn.Object{}, fmt.Errorf("no Kubernetes objects found in %s: refusing to print an empty render, which a GitOps engine would take as 'delete everything'",
-				strings.Join(paths, ", ")))
-		}
 	}
 }
 
@@ -206,18 +229,18 @@ func scanKustomization(ld *loader.Loader, root loader.Root, file string, limits 
 }
 
 // buildLimits are the ceilings of a kustomization's build.
-func (m *renderMode) buildLimits() kustomize.Limits {
-	l := m.opts.Build
-	l.MaxDocumentNodes = orDefault(m.opts.MaxDocumentNodes, DefaultMaxDocumentNodes)
-	l.MaxObjectNodes = orDefault(m.opts.MaxObjectNodes, DefaultMaxObjectNodes)
+func buildLimits(opts RenderOptions) kustomize.Limits {
+	l := opts.Build
+	l.MaxDocumentNodes = orDefault(opts.MaxDocumentNodes, DefaultMaxDocumentNodes)
+	l.MaxObjectNodes = orDefault(opts.MaxObjectNodes, DefaultMaxObjectNodes)
 	return l
 }
 
-// buildConfig checks the flapp-services entries of the kustomizations the
-// render builds: each is the configuration of its own run, at its place in
-// its build, and must parse; --config cannot configure them too. The
-// render's own configuration, for what no entry renders, is cfg.
-func buildConfig(cfg fn.Config, opts RenderOptions, inputs []input) (fn.Config, error) {
+// checkEntryConfigs checks the flapp-services entries of the kustomizations
+// the render builds: each is the configuration of its own run, at its place
+// in its build, and must parse; --config cannot configure them too. The
+// render's own configuration is for what no entry renders.
+func checkEntryConfigs(opts RenderOptions, inputs []input) error {
 	for _, in := range inputs {
 		if in.build == nil {
 			continue
@@ -228,14 +251,28 @@ func buildConfig(cfg fn.Config, opts RenderOptions, inputs []input) (fn.Config, 
 				continue
 			}
 			if _, results := fn.ParseConfig(f.Config); results.ExitCode() != 0 {
-				return cfg, fmt.Errorf("%s: flapp-services' entry (%s): %s", f.Kustomization, f.Source, results[0].Message)
+				return fmt.Errorf("%s: flapp-services' entry (%s): %s", f.Kustomization, f.Source, results[0].Message)
 			}
 			if opts.Config != "" {
-				return cfg, fmt.Errorf("both --config %s and flapp-services' entry %s (in %s) configure the render: keep one", opts.Config, f.Source, f.Kustomization)
+				return fmt.Errorf("both --config %s and flapp-services' entry %s (in %s) configure the render: keep one", opts.Config, f.Source, f.Kustomization)
 			}
 		}
 	}
-	return cfg, nil
+	return nil
+}
+
+// entryRuns are the runs of the flapp-services entries of every build of a
+// render: its configuration, which an entry's own replaces, and the
+// results of the entries that have run (their errors stop the build).
+type entryRuns struct {
+	cfg     fn.Config
+	opts    RenderOptions
+	results fn.Results
+}
+
+// of runs the entries of the kustomization built in dir.
+func (e *entryRuns) of(dir string) kustomize.Entries {
+	return &buildEntries{runs: e, dir: dir, rendered: map[kustomize.ObjectKey]renderedFLApp{}}
 }
 
 // buildEntries runs the flapp-services entries of the kustomization built
@@ -245,8 +282,8 @@ func buildConfig(cfg fn.Config, opts RenderOptions, inputs []input) (fn.Config, 
 // input. Its warnings are the render's (--strict fails on them); its
 // errors fail the build, and the render.
 type buildEntries struct {
-	m   *renderMode
-	dir string
+	runs *entryRuns
+	dir  string
 	// rendered is each FLApp an entry rendered, as the last one saw it.
 	rendered map[kustomize.ObjectKey]renderedFLApp
 	// inPlace is the Services the entries before the root's last have
@@ -266,10 +303,6 @@ type renderedFLApp struct {
 	shape string // fn.ServiceShape
 	entry *kustomize.Function
 	file  string // where the build read it, as messages name it
-}
-
-func (m *renderMode) entries(dir string) kustomize.Entries {
-	return &buildEntries{m: m, dir: dir, rendered: map[kustomize.ObjectKey]renderedFLApp{}}
 }
 
 func (e *buildEntries) Run(entry *kustomize.Function, config *yaml.RNode, objects []kustomize.Object) ([]bool, []byte, error) {
@@ -305,14 +338,14 @@ func (e *buildEntries) RunLast(entry *kustomize.Function, config *yaml.RNode, ob
 // run runs one entry over the build's objects at its place: which it
 // keeps, and the Services it makes.
 func (e *buildEntries) run(entry *kustomize.Function, config *yaml.RNode, objects []kustomize.Object) ([]bool, *fn.Output, error) {
-	cfg := e.m.cfg
+	cfg := e.runs.cfg
 	if !entry.Render {
 		parsed, results := fn.ParseConfig(config)
 		if results.ExitCode() != 0 {
 			return nil, nil, fmt.Errorf("%s: flapp-services' entry (%s): %s", entry.Kustomization, entry.Source, results[0].Message)
 		}
 		var err error
-		if cfg, err = overrides(parsed, e.m.opts); err != nil {
+		if cfg, err = overrides(parsed, e.runs.opts); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -325,17 +358,10 @@ func (e *buildEntries) run(entry *kustomize.Function, config *yaml.RNode, object
 		}
 	}
 	out, results := run.Finish(cfg)
-	errOut := e.m.errOut
 	if results.ExitCode() != 0 {
-		printResults(errOut, run, results, framework.Error)
-		return nil, nil, reportedError{results}
+		return nil, nil, &fn.ResultsError{Results: append(e.runs.results, results...)}
 	}
-	printResults(errOut, run, results, framework.Warning)
-	if n := count(results, framework.Warning); e.m.opts.Strict && n > 0 {
-		strict := framework.Results{fn.RunError(fmt.Sprintf("%d warning(s) above, and --strict makes every warning a failure", n))}
-		printResults(errOut, run, strict, framework.Error)
-		return nil, nil, reportedError{strict}
-	}
+	e.runs.results = append(e.runs.results, results...)
 	return keep, out, nil
 }
 
@@ -397,18 +423,6 @@ func (e *buildEntries) Check(objects []kustomize.Object) error {
 	return fmt.Errorf("kustomize would output FLApps with Services that do not fit them, and a GitOps engine would prune the live Services they need:\n  %s\n"+
 		"list flapp-services' entry in the transformers of the kustomization that changes or brings each FLApp, after the change (as examples/kustomize/scale-up does)",
 		strings.Join(problems, "\n  "))
-}
-
-func (m *renderMode) keep(obj fn.Object) error { return m.render.Add(obj.Node) }
-
-// fail leaves stdout empty: the reasons are on stderr.
-func (m *renderMode) fail(framework.Results) error { return nil }
-
-func (m *renderMode) write(out *fn.Output, _ framework.Results) error {
-	if m.opts.Check == "" {
-		return m.render.WriteTo(m.out, out)
-	}
-	return m.check(out)
 }
 
 func orDefault(n, def int) int {

@@ -291,10 +291,12 @@ func TestRenderCheck(t *testing.T) {
 	assert.Empty(t, stderr)
 
 	require.NoError(t, os.WriteFile(filepath.Join(apps, "flapp.yaml"), []byte(strings.Replace(goodFLApp, "replicas: 2", "replicas: 3", 1)), 0o644))
-	out, stderr, err = runRender(t, RenderOptions{Check: committed, Paths: []string{apps}}, "")
-	assert.ErrorIs(t, err, ErrFailed)
-	assert.Empty(t, out)
-	assert.Contains(t, stderr, "is out of date")
+	var stdout, stderrAll bytes.Buffer
+	code := Main("test", []string{"render", "--check", committed, apps}, strings.NewReader(""), &stdout, &stderrAll)
+	assert.Equal(t, 1, code)
+	assert.Empty(t, stdout.String())
+	stderr = stderrAll.String()
+	assert.True(t, strings.HasPrefix(stderr, "error: rendered.yaml is out of date"), stderr)
 	assert.Contains(t, stderr, "+  name: normal-leader-worker-2")
 	assert.Contains(t, stderr, "-      replicas: 2")
 }

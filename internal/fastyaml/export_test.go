@@ -3,8 +3,8 @@ package fastyaml
 import (
 	"testing"
 
+	"github.com/fedlearner/flapp-services/fn"
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // For the differential tests in package fastyaml_test, which drive this
@@ -22,15 +22,15 @@ func StreamAnnotations(svc *corev1.Service) map[string]string {
 	return m
 }
 
-// readObjects calls each with every node ReadDocuments yields, and stops at
-// the first error: the nodes kio.ByteReader.Read returns, as a callback for
-// the tests that compare them.
-func readObjects(data []byte, annotations map[string]string, limits ReadLimits, each func(*yaml.RNode) error) error {
-	for doc, err := range ReadDocuments(data, annotations, limits) {
+// readObjects calls each with every node ReadDocuments yields, as an
+// object of file, and stops at the first error: the nodes kio.ByteReader.Read
+// returns, as a callback for the tests that compare them.
+func readObjects(data []byte, file string, limits ReadLimits, each func(fn.Object) error) error {
+	for doc, err := range ReadDocuments(data, file, limits) {
 		if err != nil {
 			return err
 		}
-		if err := each(doc.Node); err != nil {
+		if err := each(fn.Object{Node: doc.Node, Origin: fn.Origin{File: file}, SeqIndent: doc.SeqIndent}); err != nil {
 			return err
 		}
 	}

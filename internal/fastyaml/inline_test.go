@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fedlearner/flapp-services/fn"
 	"github.com/fedlearner/flapp-services/internal/nodes"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -187,7 +188,7 @@ func nodeText(t *testing.T, n *yaml.Node) string {
 func readAll(t *testing.T, data string, limits ReadLimits) ([]Document, error) {
 	t.Helper()
 	var docs []Document
-	for doc, err := range ReadDocuments([]byte(data), nil, limits) {
+	for doc, err := range ReadDocuments([]byte(data), "f.yaml", limits) {
 		if err != nil {
 			return docs, err
 		}
@@ -254,11 +255,11 @@ func TestReadDocumentsRefusesAnAliasBombAcrossItems(t *testing.T) {
 		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n" + aliasBombList(9),
 	} {
 		docs, err := readAll(t, data, ReadLimits{MaxNodes: 600000, MaxDocuments: 100})
-		var de *DocumentError
+		var de *fn.InputError
 		require.ErrorAs(t, err, &de)
-		assert.Equal(t, strings.Count(data, "---"), de.Index)
-		assert.Contains(t, de.Reason(), "over the ceiling per document (--max-document-nodes)")
-		assert.Contains(t, de.Reason(), "600000 YAML nodes once the aliases its items make to anchors of other items are expanded")
+		assert.Equal(t, strings.Count(data, "---")+1, de.Origin.Document)
+		assert.Contains(t, de.Err.Error(), "over the ceiling per document (--max-document-nodes)")
+		assert.Contains(t, de.Err.Error(), "600000 YAML nodes once the aliases its items make to anchors of other items are expanded")
 		for _, doc := range docs {
 			assert.Less(t, doc.Nodes, 100, "nothing large was built")
 		}
@@ -294,13 +295,12 @@ func TestReadDocumentsUnknownAnchorNamesItsLine(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := readAll(t, tc.data, noLimits)
-			var de *DocumentError
+			var de *fn.InputError
 			require.ErrorAs(t, err, &de)
-			assert.Equal(t, tc.index, de.Index)
-			assert.Equal(t, tc.start, de.Line)
-			assert.Equal(t, fmt.Sprintf("document %d (line %d): yaml: line %d: unknown anchor '%s' referenced: "+
+			assert.Equal(t, fn.Origin{File: "f.yaml", Document: tc.index + 1, Line: tc.at}, de.Origin, "the file's line of the alias")
+			assert.Equal(t, fmt.Sprintf("f.yaml: document %d (line %d): unknown anchor '%s' referenced: "+
 				"an alias names an anchor defined before it in the same document; anchors do not reach across documents (---)",
-				tc.index+1, tc.start, tc.at, tc.alias), err.Error())
+				tc.index+1, tc.at, tc.alias), err.Error())
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package fastyaml
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -26,16 +27,30 @@ type ResourceList struct {
 func ReadResourceList(rw *kio.ByteReadWriter) (*ResourceList, error) {
 	items, err := rw.Read()
 	if err != nil {
-		return nil, kerrors.WrapPrefixf(err, "failed to read ResourceList input")
+		return nil, fmt.Errorf("input is not a readable ResourceList: %s", readFault(err))
 	}
 	nodeAnnos, err := kio.PreprocessResourcesForInternalAnnotationMigration(items)
 	if err != nil {
 		if aliased := aliasedMetadata(items); aliased != nil {
-			return nil, aliased
+			err = aliased
 		}
-		return nil, err
+		return nil, fmt.Errorf("input is not a readable ResourceList: %w", err)
 	}
 	return &ResourceList{rw: rw, Items: items, nodeAnnos: nodeAnnos}, nil
+}
+
+// readFault is why rw.Read failed, in go-yaml's words without kyaml's
+// wrapping ("MalformedYAMLError: yaml: line 5: ..." reads "line 5:
+// malformed YAML: ..."): the innermost error.
+func readFault(err error) string {
+	for inner := errors.Unwrap(err); inner != nil; inner = errors.Unwrap(err) {
+		err = inner
+	}
+	f := newYAMLFault("", err)
+	if f.msg == err.Error() {
+		return f.msg // not go-yaml's
+	}
+	return fmt.Sprintf("line %d: %s", f.line, f.msg)
 }
 
 // aliasedMetadata says which item kio could not annotate because it, or its

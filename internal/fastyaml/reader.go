@@ -7,13 +7,12 @@ import (
 	"iter"
 	"math"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"unsafe"
 
+	"github.com/fedlearner/flapp-services/fn"
 	"github.com/fedlearner/flapp-services/internal/nodes"
-	kerrors "sigs.k8s.io/kustomize/kyaml/errors"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -28,9 +27,12 @@ type Document struct {
 	// Item is the node's index among the items of a List or ResourceList
 	// alone in its file, which kio unwraps; -1 for a document's own node.
 	Item int
-	// Nodes is how many YAML nodes the object has as written: the reader's
-	// annotations are not counted.
+	// Nodes is how many YAML nodes the object has as written.
 	Nodes int
+	// SeqIndent is the document's sequence indentation, as kio's reader
+	// derives it ("wide", "compact", or "" for a List's item, which kio
+	// does not annotate): StreamWriter writes the node with it.
+	SeqIndent string
 }
 
 // CountNodes counts n's nodes, stopping once past limit.
@@ -45,7 +47,7 @@ func CountNodes(n *yaml.Node, limit int) int {
 }
 
 // ReadDocuments yields every node that kio.ByteReader{Reader: data,
-// PreserveSeqIndent: true, SetAnnotations: annotations}.Read() returns, in
+// PreserveSeqIndent: true}.Read() returns, without the annotations it sets, in
 // its order, but decodes one document at a time, so only one document's
 // tree is alive at once (plus what the caller keeps). Before the first
 // document is decoded, every document's nodes are bounded by counting bytes
@@ -58,23 +60,23 @@ func CountNodes(n *yaml.Node, limit int) int {
 // takes are held, with the document as written, to limits.MaxNodes, counted
 // before any is made.
 //
-// Its errors are *DocumentError when they concern one document (they give
-// the file's own line, where kyaml counts lines from the document's start)
-// and *DocumentsError for a file over limits.MaxDocuments. It stops after
-// the first error. It reads data in place: the caller must not change data
+// Its errors are *fn.InputError, complete: file, document and the file's
+// line of the fault (kyaml counts lines from the document's start). It
+// stops after the first error. It reads data in place: the caller must not change data
 // until the iteration ends.
-func ReadDocuments(data []byte, annotations map[string]string, limits ReadLimits) iter.Seq2[Document, error] {
+func ReadDocuments(data []byte, file string, limits ReadLimits) iter.Seq2[Document, error] {
 	return func(yield func(Document, error) bool) {
 		// ByteReader.Read: Windows line ends replaced, split at document
 		// separators.
 		input := text(data)
-		values, starts, err := splitDocuments(input)
+		values, starts, err := splitDocuments(input, file)
 		if err != nil {
 			yield(Document{}, err)
 			return
 		}
 		if len(values) > limits.MaxDocuments {
-			yield(Document{}, &DocumentsError{Documents: len(values)})
+			yield(Document{}, &fn.InputError{Origin: fn.Origin{File: file}, Err: fmt.Errorf(
+				"holds up to %d documents, bringing the input over the ceiling of %d objects (--max-objects)", len(values), limits.MaxObjects)})
 			return
 		}
 		last := len(values) - 1
@@ -84,16 +86,22 @@ func ReadDocuments(data []byte, annotations map[string]string, limits ReadLimits
 				value = value[:len(value)-1] // the bound as kio's document: without its last '\n'
 			}
 			if n := nodes.Bound(value); n > limits.MaxNodes {
-				yield(Document{}, &DocumentError{Index: i, Line: starts[i], Nodes: n, MaxNodes: limits.MaxNodes})
+				yield(Document{}, &fn.InputError{Origin: fn.Origin{File: file, Document: i + 1, Line: starts[i]}, Err: fmt.Errorf(
+					"may hold up to %d YAML nodes, over the ceiling of %d per document (--max-document-nodes): split it into smaller documents or files", n, limits.MaxNodes)})
 				return
 			}
 		}
-		index := 0
 		for i := range values {
-			fail := func(err error) { yield(Document{}, &DocumentError{Index: i, Line: starts[i], Err: err}) }
-			node, nodes, err := decodeDocument(values[i], index, annotations)
+			at := fn.Origin{File: file, Document: i + 1, Line: starts[i]}
+			fail := func(err error) { yield(Document{}, &fn.InputError{Origin: at, Err: err}) }
+			node, nodes, err := decodeDocument(values[i])
 			if err == io.EOF {
 				continue
+			}
+			if fault, ok := err.(*yamlFault); ok {
+				at.Line += fault.line - 1
+				fail(fault)
+				return
 			}
 			if err != nil {
 				fail(err)
@@ -114,9 +122,9 @@ func ReadDocuments(data []byte, annotations map[string]string, limits ReadLimits
 				// Its items are read, and written, one at a time: each must
 				// read alone, within the document's ceiling.
 				if inlineItems(node.YNode(), alone, saturatingSub(limits.MaxNodes, nodes)) < 0 {
-					yield(Document{}, &DocumentError{Index: i, Line: starts[i], Err: fmt.Errorf(
+					fail(fmt.Errorf(
 						"holds over %d YAML nodes once the aliases its items make to anchors of other items are expanded (each item is read, and written, on its own), over the ceiling per document (--max-document-nodes)",
-						limits.MaxNodes)})
+						limits.MaxNodes))
 					return
 				}
 			}
@@ -130,10 +138,11 @@ func ReadDocuments(data []byte, annotations map[string]string, limits ReadLimits
 				}
 				continue
 			}
-			if !yield(Document{Node: node, Index: i, Line: starts[i] + firstLine(node.YNode()) - 1, Item: -1, Nodes: nodes}, nil) {
+			doc := Document{Node: node, Index: i, Line: starts[i] + firstLine(node.YNode()) - 1, Item: -1, Nodes: nodes,
+				SeqIndent: yaml.DeriveSeqIndentStyle(values[i])}
+			if !yield(doc, nil) {
 				return
 			}
-			index++
 		}
 	}
 }
@@ -152,28 +161,24 @@ func firstLine(n *yaml.Node) int {
 type ReadLimits struct {
 	MaxNodes     int // per document, as nodes.Bound counts them
 	MaxDocuments int // in the file: each document costs memory to split and parse, however small (SECURITY.md, Known limits)
+	MaxObjects   int // the ceiling on the whole input's objects that MaxDocuments is what is left of, as messages name it
 }
 
-// DocumentsError is a file over ReadLimits.MaxDocuments.
-type DocumentsError struct{ Documents int }
-
-func (e *DocumentsError) Error() string {
-	return fmt.Sprintf("the file holds up to %d documents", e.Documents)
-}
-
-// decodeDocument is ByteReader.decode with PreserveSeqIndent and the given
-// annotations.
-// It also returns the document's nodes as written, before the annotations.
-func decodeDocument(value string, index int, annotations map[string]string) (*yaml.RNode, int, error) {
+// decodeDocument is ByteReader.decode with PreserveSeqIndent, without the
+// annotations it sets: where the node was read (file, document, line) and
+// its sequence indentation travel beside it as values (Document), and
+// StreamWriter writes what kio.ByteWriter writes once it has cleared them.
+// It keeps kio's copy between the legacy and the current path, index and id
+// annotations an object carries itself (kioutil.CopyLegacyAnnotations): the
+// writer clears the first two, and writes the id as kyaml does. It also
+// returns the document's nodes as written.
+func decodeDocument(value string) (*yaml.RNode, int, error) {
 	node := &yaml.Node{}
 	if err := yaml.NewDecoder(strings.NewReader(value)).Decode(node); err != nil {
 		if err == io.EOF {
 			return nil, 0, io.EOF
 		}
-		if m := unknownAnchor.FindStringSubmatch(err.Error()); m != nil {
-			return nil, 0, unknownAnchorError(value, m[1])
-		}
-		return nil, 0, kerrors.WrapPrefixf(err, "MalformedYAMLError")
+		return nil, 0, newYAMLFault(value, err)
 	}
 	if yaml.IsYNodeEmptyDoc(node) {
 		return nil, 0, nil
@@ -183,42 +188,70 @@ func decodeDocument(value string, index int, annotations map[string]string) (*ya
 	if err := kioutil.CopyLegacyAnnotations(n); err != nil {
 		return nil, 0, notAnObject(n, err)
 	}
-	set := make(map[string]string, len(annotations)+3)
-	for k, v := range annotations {
-		set[k] = v
-	}
-	set[kioutil.IndexAnnotation] = strconv.Itoa(index)
-	set[kioutil.LegacyIndexAnnotation] = strconv.Itoa(index)
-	if style := yaml.DeriveSeqIndentStyle(value); style != "" {
-		set[kioutil.SeqIndentAnnotation] = style
-	}
-	keys := make([]string, 0, len(set))
-	for k := range set {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if _, err := n.Pipe(yaml.SetAnnotation(k, set[k])); err != nil {
-			return nil, 0, notAnObject(n, kerrors.Wrap(err))
-		}
+	if kind := n.YNode().Kind; kind != yaml.MappingNode {
+		// kio's reader fails to annotate it.
+		return nil, 0, notAnObject(n, nil)
 	}
 	return n, written, nil
 }
 
-// unknownAnchor is go.yaml.in/yaml/v3's error for an alias to an anchor the
-// document has not defined before it, which names no line.
-var unknownAnchor = regexp.MustCompile(`^yaml: unknown anchor '(.*)' referenced$`)
+// yamlFault is go.yaml.in/yaml/v3's error for a document it cannot parse,
+// with the line of the fault in the document (from 1; 1 when go-yaml names
+// none) taken out of the message, where go-yaml writes it.
+type yamlFault struct {
+	line int
+	msg  string
+}
 
-// unknownAnchorError says which line of the document value holds the alias
-// *name that names no anchor (as go-yaml names a line, from the document's
-// start), and why: an anchor holds only from where it is defined to the end
-// of its document.
-func unknownAnchorError(value, name string) error {
-	const why = "an alias names an anchor defined before it in the same document; anchors do not reach across documents (---)"
-	if line := aliasLine(value, name); line > 0 {
-		return fmt.Errorf("yaml: line %d: unknown anchor '%s' referenced: %s", line, name, why)
+func (e *yamlFault) Error() string { return e.msg }
+
+// parserError is how go.yaml.in/yaml/v3 words its errors: "yaml: line N:
+// what", "yaml: what", or an unknown anchor, which names no line.
+var (
+	parserError   = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
+	unknownAnchor = regexp.MustCompile(`^unknown anchor '(.*)' referenced$`)
+)
+
+// parserProblems are the problems go.yaml.in/yaml/v3 v3.0.5's parser
+// (parserc.go) reports; the scanner reports the others. Its fail() names a
+// scanner error's line from 1, but a parser error's from 0 (the mark as it
+// is): one less than the line of the fault, and no line on the first.
+var parserProblems = map[string]bool{
+	"did not find expected ',' or ']'": true, "did not find expected ',' or '}'": true,
+	"did not find expected '-' indicator": true, "did not find expected <document start>": true,
+	"did not find expected <stream-start>": true, "did not find expected key": true,
+	"did not find expected node content": true, "found duplicate %TAG directive": true,
+	"found duplicate %YAML directive": true, "found incompatible YAML document": true,
+	"found undefined tag handle": true,
+}
+
+// newYAMLFault reads go-yaml's err about the document value.
+func newYAMLFault(value string, err error) *yamlFault {
+	f := &yamlFault{line: 1, msg: err.Error()}
+	m := parserError.FindStringSubmatch(f.msg)
+	if m == nil {
+		return f
 	}
-	return fmt.Errorf("yaml: unknown anchor '%s' referenced: %s", name, why)
+	if m[1] != "" {
+		f.line, _ = strconv.Atoi(m[1])
+		if parserProblems[m[2]] {
+			f.line++
+		}
+		// A fault found at the end (an unclosed [) is on the last line.
+		if last := strings.Count(strings.TrimSuffix(value, "\n"), "\n") + 1; value != "" && f.line > last {
+			f.line = last
+		}
+	}
+	f.msg = "malformed YAML: " + m[2]
+	if a := unknownAnchor.FindStringSubmatch(m[2]); a != nil {
+		// An anchor holds only from where it is defined to the end of its
+		// document.
+		if line := aliasLine(value, a[1]); line > 0 {
+			f.line = line
+		}
+		f.msg = m[2] + ": an alias names an anchor defined before it in the same document; anchors do not reach across documents (---)"
+	}
+	return f
 }
 
 // aliasLine is the line, from 1, of the first *name in value that stands
@@ -243,7 +276,8 @@ func aliasLine(value, name string) int {
 }
 
 // notAnObject says what a document that cannot carry annotations is, where
-// kyaml's error would repeat the whole document.
+// kyaml's error would repeat the whole document; err is kyaml's, for a
+// mapping.
 func notAnObject(n *yaml.RNode, err error) error {
 	if kind := n.YNode().Kind; kind != yaml.MappingNode {
 		return fmt.Errorf("not a Kubernetes object: a YAML %s where a mapping with apiVersion and kind belongs", nodeKindName(kind))
@@ -269,7 +303,7 @@ var separatorLine = regexp.MustCompile(`\n---.*\n`)
 // document starts on. Each document but the last keeps its final '\n', which
 // matters in a literal: kio's split eats it and ByteReader.Read appends it
 // again, copying the document.
-func splitDocuments(s string) (docs []string, lines []int, err error) {
+func splitDocuments(s, file string) (docs []string, lines []int, err error) {
 	if len(s) == 0 {
 		return nil, nil, nil
 	}
@@ -277,7 +311,7 @@ func splitDocuments(s string) (docs []string, lines []int, err error) {
 	for _, loc := range separatorLine.FindAllStringIndex(s, -1) {
 		sep := s[loc[0]:loc[1]]
 		if rest := strings.TrimSpace(sep[4:]); len(rest) > 0 && rest[0] != '#' {
-			return nil, nil, &DocumentError{Index: len(docs) + 1, Line: line + strings.Count(s[prev:loc[0]+1], "\n"),
+			return nil, nil, &fn.InputError{Origin: fn.Origin{File: file, Document: len(docs) + 2, Line: line + strings.Count(s[prev:loc[0]+1], "\n")},
 				Err: fmt.Errorf("invalid document separator: %s", strings.TrimSpace(sep))}
 		}
 		docs, lines = append(docs, s[prev:loc[0]+1]), append(lines, line)
@@ -285,46 +319,6 @@ func splitDocuments(s string) (docs []string, lines []int, err error) {
 		prev = loc[1]
 	}
 	return append(docs, s[prev:]), append(lines, line), nil
-}
-
-// DocumentError is an error in one document of a file: it cannot be read,
-// or it is over the node ceiling (Err is nil, Nodes and MaxNodes say by how
-// much).
-type DocumentError struct {
-	Index    int // of the document in the file, from 0
-	Line     int // the file's line the document starts on
-	Err      error
-	Nodes    int
-	MaxNodes int
-}
-
-func (e *DocumentError) Error() string {
-	return fmt.Sprintf("document %d (line %d): %s", e.Index+1, e.Line, e.Reason())
-}
-
-// Reason is the error without the document's place: the parser's message
-// with the file's line numbers, or the ceiling passed.
-func (e *DocumentError) Reason() string {
-	if e.Err == nil {
-		return fmt.Sprintf("may hold up to %d YAML nodes, over the ceiling of %d per document", e.Nodes, e.MaxNodes)
-	}
-	return fileLines(e.Err.Error(), e.Line)
-}
-
-func (e *DocumentError) Unwrap() error { return e.Err }
-
-// yamlLine is how go.yaml.in/yaml/v3 names a line: from the document's start.
-var yamlLine = regexp.MustCompile(`\byaml: line (\d+):`)
-
-// fileLines rewrites the parser's line numbers into the file's.
-func fileLines(msg string, start int) string {
-	return yamlLine.ReplaceAllStringFunc(msg, func(m string) string {
-		n, err := strconv.Atoi(yamlLine.FindStringSubmatch(m)[1])
-		if err != nil {
-			return m
-		}
-		return fmt.Sprintf("yaml: line %d:", start+n-1)
-	})
 }
 
 // nodeKindName says what a YAML node is, for a message.

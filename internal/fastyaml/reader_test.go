@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fedlearner/flapp-services/fn"
 	"github.com/fedlearner/flapp-services/internal/nodes"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -55,15 +56,16 @@ func encodeAll(t *testing.T, nodes []*yaml.RNode) []string {
 }
 
 // TestReadObjectsIsByteReader: document by document, ReadDocuments (through
-// readObjects) yields the nodes kio.ByteReader.Read yields, annotations
-// included, and fails where it fails.
+// readObjects) yields the nodes kio.ByteReader.Read yields, with the
+// sequence indentation its reader annotates beside each instead, and the
+// annotations its writer clears cleared on both; and fails where it fails.
 func TestReadObjectsIsByteReader(t *testing.T) {
-	annos := map[string]string{kioutil.PathAnnotation: "dir/file.yaml"}
 	for name, data := range readerInputs(t) {
 		want, wantErr := (&kio.ByteReader{Reader: bytes.NewReader(data), PreserveSeqIndent: true, SetAnnotations: map[string]string{kioutil.PathAnnotation: "dir/file.yaml"}}).Read()
 		var got []*yaml.RNode
-		err := readObjects(data, annos, ReadLimits{MaxNodes: 1 << 30, MaxDocuments: 1 << 30}, func(n *yaml.RNode) error {
-			got = append(got, n)
+		var indents []string
+		err := readObjects(data, "dir/file.yaml", ReadLimits{MaxNodes: 1 << 30, MaxDocuments: 1 << 30}, func(o fn.Object) error {
+			got, indents = append(got, o.Node), append(indents, o.SeqIndent)
 			return nil
 		})
 		if wantErr != nil {
@@ -71,7 +73,16 @@ func TestReadObjectsIsByteReader(t *testing.T) {
 			continue
 		}
 		require.NoError(t, err, name)
+		var wantIndents []string
+		for _, n := range want {
+			wantIndents = append(wantIndents, n.GetAnnotations()[kioutil.SeqIndentAnnotation])
+			require.NoError(t, clearReaderAnnotations(n), name)
+		}
+		for _, n := range got {
+			require.NoError(t, clearReaderAnnotations(n), name)
+		}
 		assert.Equal(t, encodeAll(t, want), encodeAll(t, got), name)
+		assert.Equal(t, wantIndents, indents, name)
 	}
 }
 
@@ -98,7 +109,7 @@ func checkBound(t *testing.T, doc string) {
 // reader inputs and on the densest shapes.
 func TestNodeBound(t *testing.T) {
 	for _, data := range readerInputs(t) {
-		docs, _, err := splitDocuments(string(data))
+		docs, _, err := splitDocuments(string(data), "")
 		if err != nil {
 			continue
 		}
@@ -136,18 +147,16 @@ func FuzzNodeBound(f *testing.F) {
 // its document's start; the error names the document and the file's line.
 func TestDocumentErrorsNameTheFileLine(t *testing.T) {
 	data := []byte("a: 1\n---\nb: 2\nc: 3\n---\n# three\nd: 4\ne: [\n")
-	err := readObjects(data, nil, ReadLimits{MaxNodes: 1 << 30, MaxDocuments: 1 << 30}, func(*yaml.RNode) error { return nil })
+	err := readObjects(data, "f.yaml", ReadLimits{MaxNodes: 1 << 30, MaxDocuments: 1 << 30}, func(fn.Object) error { return nil })
 	require.Error(t, err)
-	var de *DocumentError
+	var de *fn.InputError
 	require.ErrorAs(t, err, &de)
-	assert.Equal(t, 2, de.Index)
-	assert.Equal(t, 6, de.Line)
-	assert.Contains(t, err.Error(), "document 3 (line 6)")
-	assert.Regexp(t, `yaml: line (8|9):`, err.Error(), "a line of the file, not of the document")
+	assert.Equal(t, fn.Origin{File: "f.yaml", Document: 3, Line: 8}, de.Origin, "the file's line of the fault (e: [, found at the end), where go-yaml names the document's, from 0")
+	assert.Equal(t, "f.yaml: document 3 (line 8): malformed YAML: did not find expected node content", err.Error(), "no library's type name")
 
-	err = readObjects([]byte("a: 1\n---\n[a, b, c, d, e, f, g]\n"), nil, ReadLimits{MaxNodes: 10, MaxDocuments: 10}, func(*yaml.RNode) error { return nil })
+	err = readObjects([]byte("a: 1\n---\n[a, b, c, d, e, f, g]\n"), "f.yaml", ReadLimits{MaxNodes: 10, MaxDocuments: 10}, func(fn.Object) error { return nil })
 	require.ErrorAs(t, err, &de)
-	assert.Contains(t, err.Error(), "document 2 (line 3): may hold up to 17 YAML nodes, over the ceiling of 10 per document")
+	assert.Contains(t, err.Error(), "f.yaml: document 2 (line 3): may hold up to 17 YAML nodes, over the ceiling of 10 per document")
 }
 
 // TestSpoolSpillsToAnUnlinkedFile: past SpoolMemory the render waits in a
@@ -189,7 +198,8 @@ func TestReadObjectsKeepsALiteralsFinalNewline(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var values []string
-			err := readObjects([]byte(tc.data), nil, ReadLimits{MaxNodes: 1 << 30, MaxDocuments: 1 << 30}, func(n *yaml.RNode) error {
+			err := readObjects([]byte(tc.data), "f.yaml", ReadLimits{MaxNodes: 1 << 30, MaxDocuments: 1 << 30}, func(o fn.Object) error {
+				n := o.Node
 				if a := n.Field("a"); a != nil {
 					values = append(values, a.Value.YNode().Value)
 				}
@@ -206,14 +216,12 @@ func TestReadObjectsKeepsALiteralsFinalNewline(t *testing.T) {
 func TestReadObjectsMaxDocuments(t *testing.T) {
 	three := []byte("a: 1\n---\nb: 2\n---\nc: 3\n")
 	read := 0
-	err := readObjects(three, nil, ReadLimits{MaxNodes: 1 << 30, MaxDocuments: 3}, func(*yaml.RNode) error { read++; return nil })
+	err := readObjects(three, "three.yaml", ReadLimits{MaxNodes: 1 << 30, MaxDocuments: 3, MaxObjects: 3}, func(fn.Object) error { read++; return nil })
 	require.NoError(t, err)
 	assert.Equal(t, 3, read)
 
 	read = 0
-	err = readObjects(three, nil, ReadLimits{MaxNodes: 1 << 30, MaxDocuments: 2}, func(*yaml.RNode) error { read++; return nil })
-	var de *DocumentsError
-	require.ErrorAs(t, err, &de)
-	assert.Equal(t, 3, de.Documents)
+	err = readObjects(three, "three.yaml", ReadLimits{MaxNodes: 1 << 30, MaxDocuments: 2, MaxObjects: 5}, func(fn.Object) error { read++; return nil })
+	assert.EqualError(t, err, "three.yaml: holds up to 3 documents, bringing the input over the ceiling of 5 objects (--max-objects)")
 	assert.Zero(t, read, "nothing parsed")
 }

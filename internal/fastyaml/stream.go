@@ -1,6 +1,7 @@
 package fastyaml
 
 import (
+	"encoding/json"
 	"io"
 	"path/filepath"
 	"slices"
@@ -29,7 +30,7 @@ var readerAnnotations = []string{
 // WriteTo: the caller calls it only once the whole run has succeeded.
 type StreamWriter struct {
 	spool   spool
-	first   *yaml.RNode // held until a second object: kio writes a lone .json object as JSON
+	first   fn.Object // held until a second object: kio writes a lone .json object as JSON
 	kept    int
 	encoded int
 }
@@ -43,53 +44,43 @@ func NewStreamWriter() *StreamWriter { return &StreamWriter{} }
 // else carries from one document to the next.
 const documentSeparator = "---\n"
 
-// Add appends one kept object. The writer takes the node over: it clears the
-// reader annotations on it as kio.ByteWriter does on its copy.
-func (w *StreamWriter) Add(n *yaml.RNode) error {
+// Add appends one kept object. The writer takes the node over: it clears
+// the reader annotations the object carried itself, as kio.ByteWriter does
+// on its copy.
+func (w *StreamWriter) Add(obj fn.Object) error {
 	w.kept++
 	if w.kept == 1 {
-		w.first = n
+		w.first = obj
 		return nil
 	}
-	if w.first != nil {
+	if w.first.Node != nil {
 		first := w.first
-		w.first = nil
+		w.first = fn.Object{}
 		if err := w.encode(first); err != nil {
 			return err
 		}
 	}
-	return w.encode(n)
+	return w.encode(obj)
 }
 
 // encode is kio.ByteWriter.Write's loop body for one node of a stream, with
 // an encoder of its own: one encoder for a whole stream keeps every event it
 // ever emitted (go.yaml.in/yaml/v3 never trims its event queue), which is
 // most of what kyaml's ByteWriter holds for a large render.
-func (w *StreamWriter) encode(n *yaml.RNode) error {
-	seqIndent := n.GetAnnotations()[kioutil.SeqIndentAnnotation]
-	for _, a := range []string{kioutil.IndexAnnotation, kioutil.LegacyIndexAnnotation, kioutil.SeqIndentAnnotation} {
-		if _, err := n.Pipe(yaml.ClearAnnotation(a)); err != nil {
-			return kerrors.Wrap(err)
-		}
-	}
-	for _, a := range readerAnnotations {
-		if _, err := n.Pipe(yaml.ClearAnnotation(a)); err != nil {
-			return kerrors.Wrap(err)
-		}
-	}
-	if err := yaml.ClearEmptyAnnotations(n); err != nil {
+func (w *StreamWriter) encode(obj fn.Object) error {
+	if err := clearReaderAnnotations(obj.Node); err != nil {
 		return err
 	}
 	if w.encoded++; w.encoded > 1 {
 		_, _ = w.spool.Write([]byte(documentSeparator))
 	}
 	enc := yaml.NewEncoder(&w.spool)
-	if seqIndent == string(yaml.WideSequenceStyle) {
+	if obj.SeqIndent == string(yaml.WideSequenceStyle) {
 		enc.DefaultSeqIndent()
 	} else {
 		enc.CompactSeqIndent()
 	}
-	if err := enc.Encode(upWrap(n.Document())); err != nil {
+	if err := enc.Encode(upWrap(obj.Node.Document())); err != nil {
 		return kerrors.Wrap(err)
 	}
 	if err := enc.Close(); err != nil {
@@ -105,32 +96,33 @@ func (w *StreamWriter) WriteTo(dst io.Writer, out *fn.Output) error {
 	if out != nil {
 		services = out.ServiceCount()
 	}
-	if w.kept == 1 && services == 0 && !isJSONFile(w.first) {
-		// One object, written as YAML: as kio would, without its copy.
+	if w.kept == 1 && services == 0 {
+		// One object: as kio writes it, without its copy; as JSON when its
+		// file is a .json one (kio's shouldJSONEncodeSingleBareNode).
 		first := w.first
-		w.first = nil
+		w.first = fn.Object{}
+		if isJSONFile(first.Origin.File) {
+			if err := clearReaderAnnotations(first.Node); err != nil {
+				return err
+			}
+			enc := json.NewEncoder(dst)
+			enc.SetIndent("", "  ")
+			return kerrors.Wrap(enc.Encode(first.Node))
+		}
 		if err := w.encode(first); err != nil {
 			return err
 		}
 		return w.spool.copyTo(dst, w.spool.size)
 	}
-	if w.kept <= 1 && services == 0 || w.kept == 0 {
-		// One object from a .json file, which kio writes as JSON; or
-		// Services alone, which cannot happen (they come from kept FLApps).
-		var nodes []*yaml.RNode
-		if w.first != nil {
-			nodes = append(nodes, w.first)
-		}
-		if out != nil {
-			nodes = fn.WithServiceNodes(nodes, out.Services())
-		}
-		return kio.ByteWriter{Writer: dst, ClearAnnotations: readerAnnotations}.Write(nodes)
+	if w.kept == 0 {
+		// Services alone cannot happen: they come from kept FLApps.
+		return kio.ByteWriter{Writer: dst}.Write(fn.WithServiceNodes(nil, out.Services()))
 	}
-	if w.first != nil {
+	if w.first.Node != nil {
 		if err := w.encode(w.first); err != nil {
 			return err
 		}
-		w.first = nil
+		w.first = fn.Object{}
 	}
 	if err := w.spool.copyTo(dst, w.spool.size); err != nil {
 		return err
@@ -148,6 +140,18 @@ func (w *StreamWriter) WriteTo(dst io.Writer, out *fn.Output) error {
 		cw.flushIfFull()
 	}
 	return cw.flush()
+}
+
+// clearReaderAnnotations clears what kio.ByteWriter clears, here of what
+// the object carried itself: the reader's annotations, the index and
+// sequence-indent ones, and an annotations field left empty.
+func clearReaderAnnotations(n *yaml.RNode) error {
+	for _, a := range append([]string{kioutil.IndexAnnotation, kioutil.LegacyIndexAnnotation, kioutil.SeqIndentAnnotation}, readerAnnotations...) {
+		if _, err := n.Pipe(yaml.ClearAnnotation(a)); err != nil {
+			return kerrors.Wrap(err)
+		}
+	}
+	return yaml.ClearEmptyAnnotations(n)
 }
 
 // Close releases the spool.
@@ -178,9 +182,8 @@ func upWrap(node *yaml.Node) *yaml.Node {
 }
 
 // isJSONFile is kio.ByteWriter's shouldJSONEncodeSingleBareNode for one
-// node: its path annotation names a .json file.
-func isJSONFile(n *yaml.RNode) bool {
-	path, _, _ := kioutil.GetFileAnnotations(n)
+// node read from path: its path annotation names a .json file.
+func isJSONFile(path string) bool {
 	if path == "" {
 		return false
 	}

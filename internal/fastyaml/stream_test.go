@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 )
 
 // TestStreamWriterWritesARenderOverSpoolMemoryWhole: a render larger than
@@ -24,8 +23,7 @@ func TestStreamWriterWritesARenderOverSpoolMemoryWhole(t *testing.T) {
 	}
 	w := NewStreamWriter()
 	defer func() { require.NoError(t, w.Close()) }()
-	annotations := map[string]string{kioutil.PathAnnotation: "big.yaml"}
-	err := readObjects([]byte(input.String()), annotations, ReadLimits{MaxNodes: 1 << 30, MaxDocuments: 1 << 30}, w.Add)
+	err := readObjects([]byte(input.String()), "big.yaml", ReadLimits{MaxNodes: 1 << 30, MaxDocuments: 1 << 30}, w.Add)
 	require.NoError(t, err)
 
 	var out bytes.Buffer
