@@ -39,6 +39,15 @@ func (r *Result) String() string {
 	return strings.Join(parts, ": ")
 }
 
+// Describe names an object for a message, as far as it can be named: "FLApp
+// ns/name", "ConfigMap a", or "the object".
+func Describe(node *yaml.RNode) string {
+	if ref := refOf(node); ref != nil && (ref.Kind != "" || ref.Name != "") {
+		return describeRef(ref)
+	}
+	return "the object"
+}
+
 func describeRef(ref *yaml.ResourceIdentifier) string {
 	name := ref.Name
 	if ref.Namespace != "" {

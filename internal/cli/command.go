@@ -168,7 +168,7 @@ func (b byteSize) String() string {
 	if b.v != nil && *b.v != 0 {
 		n = *b.v
 	}
-	return resource.NewQuantity(n, resource.BinarySI).String()
+	return loader.Size(n)
 }
 
 func (b byteSize) Set(s string) error {

@@ -63,7 +63,8 @@ func Discover(opts DiscoverOptions) (string, error) {
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
-	r := newReader(ld, nil, 0, 0, 0)
+	limits := RenderOptions{}.resolved() // discover reads as a render does by default
+	r := &reader{ld: ld, maxObjects: limits.MaxObjects, maxDocNodes: limits.MaxDocumentNodes, maxObjectNodes: limits.MaxObjectNodes}
 	for _, p := range paths {
 		if p == "-" {
 			continue

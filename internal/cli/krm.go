@@ -89,7 +89,7 @@ func readItem(i int, item *yaml.RNode, budget int) (obj fn.Object, n int, err er
 	case copied == nil:
 		return obj, 0, &fn.InputError{Origin: obj.Origin, Err: fmt.Errorf(
 			"%s has over %d YAML nodes once its aliases to anchors of other items are expanded, over the ceiling per object (--max-object-nodes, fixed in KRM mode): no Kubernetes object is that large",
-			describeObject(item), DefaultMaxObjectNodes)}
+			fn.Describe(item), DefaultMaxObjectNodes)}
 	case copied == item.YNode():
 		return obj, 0, nil
 	}

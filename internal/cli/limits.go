@@ -8,7 +8,6 @@ import (
 	"github.com/fedlearner/flapp-services/internal/kustomize"
 	"github.com/fedlearner/flapp-services/internal/loader"
 	"github.com/fedlearner/flapp-services/render"
-	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // Defaults of the ceilings this package enforces itself.
@@ -72,9 +71,9 @@ type Limit struct {
 
 // Limits are every ceiling, in the order SECURITY.md lists them.
 var Limits = []Limit{
-	{"file size", sizeString(loader.DefaultMaxFileSize), "--max-file-size", "",
+	{"file size", loader.Size(loader.DefaultMaxFileSize), "--max-file-size", "",
 		"internal/loader: every file's size as listed, before anything is read; stdin as it is read"},
-	{"input size", sizeString(loader.DefaultMaxInputSize), "--max-input-size", "",
+	{"input size", loader.Size(loader.DefaultMaxInputSize), "--max-input-size", "",
 		"internal/loader: the listed sizes added up, before anything is read"},
 	{"YAML nodes per document", countString(DefaultMaxDocumentNodes), "--max-document-nodes", "",
 		"internal/fastyaml.ReadDocuments: each document's node bound, before the file's first document is parsed; with the copies its List items need to read alone (aliases to other items' anchors expanded), counted before they are made. KRM mode: those copies in all, at the default"},
@@ -86,7 +85,7 @@ var Limits = []Limit{
 		"internal/kustomize.Scan: each base counted once for each way it is reached, before anything is built"},
 	{"kustomize build cost", countString(kustomize.DefaultMaxCost), "--max-build-cost", "",
 		"internal/kustomize.Scan: estimated from the kustomization and resource files, before anything is built"},
-	{"kustomize build output", sizeString(kustomize.DefaultMaxOutput), "--max-build-output", "",
+	{"kustomize build output", loader.Size(kustomize.DefaultMaxOutput), "--max-build-output", "",
 		"internal/kustomize: estimated by the scan before anything is built, counted on the output after"},
 	{"kustomize build time", kustomize.DefaultMaxTime.String(), "--max-build-time", "",
 		"internal/kustomize.Build.Run: wall clock, a backstop to the estimate; the build is abandoned and the render fails"},
@@ -94,9 +93,9 @@ var Limits = []Limit{
 		"fn.Run.Finish: replica counts added up, before any Service is built"},
 	{"Services per FLApp", countString(render.DefaultMaxServicesPerFLApp), "", "maxServicesPerFLApp",
 		"render.NewPlan: the FLApp's replica counts, before any Service is built"},
-	{"--check file", sizeString(checkCeiling), "", "",
+	{"--check file", loader.Size(checkCeiling), "", "",
 		"internal/loader.OpenConfined: its size, before it is read"},
-	{"--check diff", sizeString(checkDiffCeiling), "", "",
+	{"--check diff", loader.Size(checkDiffCeiling), "", "",
 		"internal/cli (--check): a larger render's drift is reported by line, not diffed"},
 	{"error results", countString(fn.MaxErrors), "", "",
 		"fn.Run.Finish: further errors are counted in one more result"},
@@ -104,16 +103,15 @@ var Limits = []Limit{
 		"fn results: a name, file, field or value a result repeats"},
 	{"echoed message", countString(fn.MaxMessage) + " bytes", "", "",
 		"fn results: a whole message, also on stderr"},
-	{"heap, soft (render mode)", sizeString(renderMemoryLimit), "", "",
+	{"heap, soft (render mode)", loader.Size(renderMemoryLimit), "", "",
 		"the render command (internal/cli.heapLimit), once for the process, unless GOMEMLIMIT is set; the collector works harder past it, nothing fails"},
-	{"heap, soft (kustomize build)", sizeString(buildMemoryLimit), "", "",
+	{"heap, soft (kustomize build)", loader.Size(buildMemoryLimit), "", "",
 		"internal/cli (render mode): debug.SetMemoryLimit while a kustomization is built, unless GOMEMLIMIT is set; the collector works harder past it, nothing fails"},
-	{"heap, soft (discover)", sizeString(discoverMemoryLimit), "", "",
+	{"heap, soft (discover)", loader.Size(discoverMemoryLimit), "", "",
 		"the discover command (internal/cli.heapLimit), once for the process, unless GOMEMLIMIT is lower; the collector works harder past it, nothing fails"},
-	{"render spool in memory", sizeString(fastyaml.SpoolMemory), "", "",
+	{"render spool in memory", loader.Size(fastyaml.SpoolMemory), "", "",
 		"internal/fastyaml.StreamWriter: past it, the encoded render waits in an unlinked temporary file"},
 }
 
-func sizeString(n int64) string { return resource.NewQuantity(n, resource.BinarySI).String() }
 
 func countString(n int64) string { return strconv.FormatInt(n, 10) }

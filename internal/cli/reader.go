@@ -6,7 +6,6 @@ import (
 	"io"
 	"iter"
 	"runtime/debug"
-	"strings"
 
 	"github.com/fedlearner/flapp-services/fn"
 	"github.com/fedlearner/flapp-services/internal/fastyaml"
@@ -166,7 +165,7 @@ func (r *reader) expand(obj fn.Object, nodes int, yield func(fn.Object, error) b
 	}
 	if nodes > r.maxObjectNodes {
 		yield(fn.Object{}, &fn.InputError{Origin: o, Err: fmt.Errorf("%s has over %d YAML nodes (--max-object-nodes): no Kubernetes object is that large; split it",
-			describeObject(n), r.maxObjectNodes)})
+			fn.Describe(n), r.maxObjectNodes)})
 		return false
 	}
 	return yield(obj, nil)
@@ -177,15 +176,6 @@ func (r *reader) expand(obj fn.Object, nodes int, yield func(fn.Object, error) b
 func mentions(data []byte, kind string) (plainly, maybe bool) {
 	plainly = bytes.Contains(data, []byte(kind))
 	return plainly, plainly || bytes.IndexByte(data, '\\') >= 0
-}
-
-// describeObject names an object for an error, as far as it can be named.
-func describeObject(n *yaml.RNode) string {
-	kind, name := scalar(n, "kind"), scalar(n, "metadata", "name")
-	if kind == "" && name == "" {
-		return "the object"
-	}
-	return strings.TrimSpace(kind + " " + name)
 }
 
 // scalar is the value of the scalar at path, or "" when there is none. It

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -18,7 +19,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// RenderOptions are the flags of `flapp-services render`.
+// RenderOptions are the flags of `flapp-services render`. A zero value is
+// the flag's default: resolved gives every default, in this one place.
 type RenderOptions struct {
 	Config           string // function config file
 	OwnerReferences  string // overrides the config's policy when set
@@ -33,6 +35,28 @@ type RenderOptions struct {
 	Limits           loader.Limits
 	Build            kustomize.Limits // a kustomization's build; its node ceilings are taken from above
 	Paths            []string
+}
+
+// resolved is opts with every default filled in: the reader, the loader and
+// the build read their ceilings from it as they are.
+func (opts RenderOptions) resolved() RenderOptions {
+	if opts.LoadRestrictor == "" {
+		opts.LoadRestrictor = string(loader.RootOnly)
+	}
+	if len(opts.Paths) == 0 {
+		opts.Paths = []string{"."}
+	}
+	opts.MaxObjects = cmp.Or(opts.MaxObjects, DefaultMaxObjects)
+	opts.MaxDocumentNodes = cmp.Or(opts.MaxDocumentNodes, DefaultMaxDocumentNodes)
+	opts.MaxObjectNodes = cmp.Or(opts.MaxObjectNodes, DefaultMaxObjectNodes)
+	opts.Limits.MaxFileSize = cmp.Or(opts.Limits.MaxFileSize, loader.DefaultMaxFileSize)
+	opts.Limits.MaxInputSize = cmp.Or(opts.Limits.MaxInputSize, loader.DefaultMaxInputSize)
+	opts.Build.MaxDocumentNodes, opts.Build.MaxObjectNodes = opts.MaxDocumentNodes, opts.MaxObjectNodes
+	opts.Build.MaxBuilds = cmp.Or(opts.Build.MaxBuilds, kustomize.DefaultMaxBuilds)
+	opts.Build.MaxCost = cmp.Or(opts.Build.MaxCost, kustomize.DefaultMaxCost)
+	opts.Build.MaxOutput = cmp.Or(opts.Build.MaxOutput, kustomize.DefaultMaxOutput)
+	opts.Build.MaxTime = cmp.Or(opts.Build.MaxTime, kustomize.DefaultMaxTime)
+	return opts
 }
 
 // RunRender is the standalone mode for Argo CD and CI: manifests in, the same
@@ -51,6 +75,7 @@ func RunRender(opts RenderOptions, in io.Reader, out, errOut io.Writer) (err err
 		report(errOut, results, framework.Error)
 		return ErrFailed
 	}
+	opts = opts.resolved()
 	r, err := openRender(opts, in)
 	if err != nil {
 		return fail(fn.ErrorResults(err))
@@ -99,12 +124,9 @@ type renderInputs struct {
 	check   func(*fastyaml.StreamWriter, *fn.Output) error
 }
 
+// openRender opens the inputs of a render with resolved options.
 func openRender(opts RenderOptions, stdin io.Reader) (*renderInputs, error) {
-	restrictor := loader.Restrictor(opts.LoadRestrictor)
-	if restrictor == "" {
-		restrictor = loader.RootOnly
-	}
-	ld, err := loader.New(restrictor, opts.Limits)
+	ld, err := loader.New(loader.Restrictor(opts.LoadRestrictor), opts.Limits)
 	if err != nil {
 		return nil, err
 	}
@@ -114,9 +136,6 @@ func openRender(opts RenderOptions, stdin io.Reader) (*renderInputs, error) {
 		}
 	}
 	paths := opts.Paths
-	if len(paths) == 0 {
-		paths = []string{"."}
-	}
 	// Every PATH first: --config and --check must lie inside one of them
 	// (or the current directory).
 	roots, err := resolvePaths(ld, paths)
@@ -137,14 +156,14 @@ func openRender(opts RenderOptions, stdin io.Reader) (*renderInputs, error) {
 	}
 	// List every file first: the size ceilings are checked on their sizes
 	// before anything is read.
-	if r.inputs, err = listInputs(ld, roots, configPath, buildLimits(opts)); err != nil {
+	if r.inputs, err = listInputs(ld, roots, configPath, opts.Build); err != nil {
 		return nil, err
 	}
 	if err := checkEntryConfigs(opts, r.inputs); err != nil {
 		return nil, err
 	}
 	r.entries = &entryRuns{cfg: cfg, opts: opts}
-	r.reader = newReader(ld, stdin, opts.MaxObjects, opts.MaxDocumentNodes, opts.MaxObjectNodes)
+	r.reader = &reader{ld: ld, stdin: stdin, maxObjects: opts.MaxObjects, maxDocNodes: opts.MaxDocumentNodes, maxObjectNodes: opts.MaxObjectNodes}
 	r.reader.entries = r.entries.of
 	return r, nil
 }
@@ -152,16 +171,6 @@ func openRender(opts RenderOptions, stdin io.Reader) (*renderInputs, error) {
 // ownHeapLimit reports whether the soft heap limit is this process's own
 // (heapLimit): GOMEMLIMIT is unset.
 func ownHeapLimit() bool { return os.Getenv("GOMEMLIMIT") == "" }
-
-// newReader is the reader of a run, with the ceilings of its flags.
-func newReader(ld *loader.Loader, stdin io.Reader, maxObjects, maxDocNodes, maxObjectNodes int) *reader {
-	return &reader{
-		ld: ld, stdin: stdin,
-		maxObjects:     orDefault(maxObjects, DefaultMaxObjects),
-		maxDocNodes:    orDefault(maxDocNodes, DefaultMaxDocumentNodes),
-		maxObjectNodes: orDefault(maxObjectNodes, DefaultMaxObjectNodes),
-	}
-}
 
 // resolvePaths resolves every PATH but stdin ("-", a nil root).
 func resolvePaths(ld *loader.Loader, paths []string) ([]*loader.Root, error) {
@@ -226,14 +235,6 @@ func scanKustomization(ld *loader.Loader, root loader.Root, file string, limits 
 		return nil, err
 	}
 	return b, b.Err()
-}
-
-// buildLimits are the ceilings of a kustomization's build.
-func buildLimits(opts RenderOptions) kustomize.Limits {
-	l := opts.Build
-	l.MaxDocumentNodes = orDefault(opts.MaxDocumentNodes, DefaultMaxDocumentNodes)
-	l.MaxObjectNodes = orDefault(opts.MaxObjectNodes, DefaultMaxObjectNodes)
-	return l
 }
 
 // checkEntryConfigs checks the flapp-services entries of the kustomizations
@@ -423,13 +424,6 @@ func (e *buildEntries) Check(objects []kustomize.Object) error {
 	return fmt.Errorf("kustomize would output FLApps with Services that do not fit them, and a GitOps engine would prune the live Services they need:\n  %s\n"+
 		"list flapp-services' entry in the transformers of the kustomization that changes or brings each FLApp, after the change (as examples/kustomize/scale-up does)",
 		strings.Join(problems, "\n  "))
-}
-
-func orDefault(n, def int) int {
-	if n == 0 {
-		return def
-	}
-	return n
 }
 
 // loadConfig reads --config and applies --owner-references and

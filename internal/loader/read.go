@@ -20,10 +20,10 @@ func (l *Loader) Read(f File) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", f.Name, err)
 	}
 	if int64(len(data)) > l.limits.MaxFileSize {
-		return nil, ceiling("%s grew over the ceiling of %s per file (--max-file-size) while it was read", f.Name, human(l.limits.MaxFileSize))
+		return nil, ceiling("%s grew over the ceiling of %s per file (--max-file-size) while it was read", f.Name, Size(l.limits.MaxFileSize))
 	}
 	if l.total += int64(len(data)) - f.size; l.total > l.limits.MaxInputSize {
-		return nil, ceiling("%s grew while it was read, bringing the input over the ceiling of %s in total (--max-input-size)", f.Name, human(l.limits.MaxInputSize))
+		return nil, ceiling("%s grew while it was read, bringing the input over the ceiling of %s in total (--max-input-size)", f.Name, Size(l.limits.MaxInputSize))
 	}
 	return data, nil
 }
@@ -35,7 +35,7 @@ func (l *Loader) ReadStream(name string, r io.Reader) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if int64(len(data)) > l.limits.MaxFileSize {
-		return nil, ceiling("%s is over the ceiling of %s per file (--max-file-size)", name, human(l.limits.MaxFileSize))
+		return nil, ceiling("%s is over the ceiling of %s per file (--max-file-size)", name, Size(l.limits.MaxFileSize))
 	}
 	if err := l.account(name, int64(len(data))); err != nil {
 		return nil, err
@@ -56,13 +56,15 @@ func (l *Loader) ReadConfined(flag, name, resolved string, ceiling int64) ([]byt
 		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
 	if int64(len(data)) > ceiling {
-		return nil, fmt.Errorf("%s %s grew over the ceiling of %s while it was read", flag, name, human(ceiling))
+		return nil, fmt.Errorf("%s %s grew over the ceiling of %s while it was read", flag, name, Size(ceiling))
 	}
 	return data, nil
 }
 
-// human prints a size the way the flags take it.
-func human(n int64) string {
+// Size is a number of bytes as every message and help text writes it: a
+// Kubernetes quantity when it is a whole number of KiB, MiB or GiB (the
+// form the size flags take), bytes otherwise.
+func Size(n int64) string {
 	switch {
 	case n >= 1<<30 && n%(1<<30) == 0:
 		return fmt.Sprintf("%dGi", n>>30)
@@ -87,7 +89,7 @@ func (l *Loader) OpenConfined(flag, name, resolved string, ceiling int64) (*os.F
 		return nil, fmt.Errorf("%s %s is not a regular file (%s)", flag, name, kindOf(info.Mode()))
 	}
 	if info.Size() > ceiling {
-		return nil, fmt.Errorf("%s %s is %s, over the ceiling of %s", flag, name, human(info.Size()), human(ceiling))
+		return nil, fmt.Errorf("%s %s is %s, over the ceiling of %s", flag, name, Size(info.Size()), Size(ceiling))
 	}
 	fh, err := os.Open(resolved)
 	if err != nil {

@@ -127,10 +127,10 @@ func (t *Tree) ReadFile(p string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if int64(len(data)) > t.l.limits.MaxFileSize {
-		return nil, ceiling("%s grew over the ceiling of %s per file (--max-file-size) while it was read", name, human(t.l.limits.MaxFileSize))
+		return nil, ceiling("%s grew over the ceiling of %s per file (--max-file-size) while it was read", name, Size(t.l.limits.MaxFileSize))
 	}
 	if t.l.total += int64(len(data)) - f.size; t.l.total > t.l.limits.MaxInputSize {
-		return nil, ceiling("%s grew while it was read, bringing the input over the ceiling of %s in total (--max-input-size)", name, human(t.l.limits.MaxInputSize))
+		return nil, ceiling("%s grew while it was read, bringing the input over the ceiling of %s in total (--max-input-size)", name, Size(t.l.limits.MaxInputSize))
 	}
 	return data, nil
 }

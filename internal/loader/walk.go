@@ -119,11 +119,11 @@ func (l *Loader) file(name, resolved string) (File, error) {
 
 func (l *Loader) account(name string, size int64) error {
 	if size > l.limits.MaxFileSize {
-		return ceiling("%s is %s, over the ceiling of %s per file (--max-file-size)", name, human(size), human(l.limits.MaxFileSize))
+		return ceiling("%s is %s, over the ceiling of %s per file (--max-file-size)", name, Size(size), Size(l.limits.MaxFileSize))
 	}
 	l.total += size
 	if l.total > l.limits.MaxInputSize {
-		return ceiling("%s brings the input to %s, over the ceiling of %s in total (--max-input-size)", name, human(l.total), human(l.limits.MaxInputSize))
+		return ceiling("%s brings the input to %s, over the ceiling of %s in total (--max-input-size)", name, Size(l.total), Size(l.limits.MaxInputSize))
 	}
 	return nil
 }
