@@ -113,5 +113,4 @@ var Limits = []Limit{
 		"internal/fastyaml.StreamWriter: past it, the encoded render waits in an unlinked temporary file"},
 }
 
-
 func countString(n int64) string { return strconv.FormatInt(n, 10) }
