@@ -48,7 +48,7 @@ FUZZTIME ?= 1m
 FUZZMINIMIZETIME ?= 10s
 fuzz:
 	@echo "== the random differential tests at full breadth (make test runs a tenth)"
-	$(GO) test -count=1 -run 'Random|ScalarForm' ./internal/fastyaml -args -random-breadth=10
+	$(GO) test -count=1 -run 'Random|ScalarForm' ./internal/third_party/kyaml/krmio -args -random-breadth=10
 	@set -e; for pkg in $$($(GO) list ./...); do \
 	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 	    echo "== $$pkg $$target ($(FUZZTIME))"; \

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/fedlearner/flapp-services/internal/cli"
-	"github.com/fedlearner/flapp-services/internal/fastyaml"
 	"github.com/fedlearner/flapp-services/internal/nodes"
+	"github.com/fedlearner/flapp-services/internal/third_party/kyaml/krmio"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -41,7 +41,7 @@ func TestNodeBoundListsFillsTheCeilings(t *testing.T) {
 		}
 		items := node.Field("items").Value.YNode().Content
 		for j, item := range items {
-			largest = max(largest, fastyaml.CountNodes(item, ObjectNodes+1))
+			largest = max(largest, krmio.CountNodes(item, ObjectNodes+1))
 			if kind := yaml.NewRNode(item).GetKind(); kind == "FLApp" {
 				flapps++
 				if i != len(docs)-1 || j != len(items)-1 {

@@ -33,7 +33,7 @@ func GoldenCases(t testing.TB, dir string) []string {
 type Processor struct {
 	// ReadAs, when set, is the node fn reads for an item; the output keeps
 	// the item as it came. The differential tests read each item alone as
-	// KRM mode does (fastyaml.Inline, which this package may not import).
+	// KRM mode does (krmio.Inline, which this package may not import).
 	ReadAs func(item *yaml.RNode) *yaml.RNode
 }
 

@@ -106,7 +106,10 @@ func discoverRoot(ld *loader.Loader, r *reader, root loader.Root, skip string) (
 		if !maybe {
 			continue
 		}
-		for obj, err := range r.file(source{origin: fn.Origin{File: f.Name}, data: data}) {
+		objects := func(yield func(fn.Object, error) bool) {
+			r.file(source{origin: fn.Origin{File: f.Name}, data: data}, yield)
+		}
+		for obj, err := range objects {
 			if err != nil {
 				if plainly {
 					return fmt.Sprintf("%s mentions %s but does not parse (%s): the render will report it", f.Name, render.Kind, shortError(err)), nil

@@ -1,11 +1,11 @@
-// Package cli is the command line: the cobra command, and the one run loop
-// both modes share (drive in run.go), which pulls the input one object at
-// a time into an fn.Run, keeps what the output keeps, finishes, then writes
-// the output as it is produced, or fails with nothing applied; results on
-// stderr, named by where each object was read; exit codes. KRM mode
-// (krm.go) reads a ResourceList on stdin; render mode (render.go) reads
-// files, directories and kustomization builds through the one reader
-// (reader.go), one document at a time. discover (discover.go) reads files
+// Package cli is the command line: the cobra command, and each mode as one
+// straight function, as framework.Execute is: read; add each object to an
+// fn.Run and keep what the output keeps; finish; then write the output as
+// it is produced, or fail with nothing applied; results on stderr, named
+// by where each object was read (run.go); exit codes. KRM mode (RunKRM,
+// krm.go) reads a ResourceList on stdin; render mode (RunRender,
+// render.go) reads files, directories and kustomization builds through the
+// one reader (reader.go), one document at a time. discover (discover.go) reads files
 // and directories through the same reader, and of a kustomization root
 // only scans its kustomizations (kustomize.Scan): it never builds. limits.go
 // lists every ceiling and where it is enforced. Also version and the

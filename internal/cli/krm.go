@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/fedlearner/flapp-services/fn"
-	"github.com/fedlearner/flapp-services/internal/fastyaml"
+	"github.com/fedlearner/flapp-services/internal/third_party/kyaml/krmio"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -26,7 +26,7 @@ var resourceListVersions = []string{"config.kubernetes.io/v1", "config.kubernete
 func RunKRM(in io.Reader, out, errOut io.Writer) (err error) {
 	defer recoverInternal(&err, errOut)
 	rw := &kio.ByteReadWriter{Reader: in, Writer: out, KeepReaderAnnotations: true}
-	rl, err := fastyaml.ReadResourceList(rw)
+	rl, err := krmio.ReadResourceList(rw)
 	if err != nil {
 		results := fn.ErrorResults(err)
 		report(errOut, results, framework.Error)
@@ -74,13 +74,13 @@ func RunKRM(in io.Reader, out, errOut io.Writer) (err error) {
 }
 
 // readItem is the i-th item as the run reads it: a copy with its aliases to
-// anchors of other items expanded (fastyaml.Inline), of n nodes, when it
+// anchors of other items expanded (krmio.Inline), of n nodes, when it
 // has any, which must fit under the ceiling per object and what the earlier
 // copies left of the ceiling per document (budget): a ResourceList is one
 // document. KRM mode has no flags: the ceilings are render's defaults.
 func readItem(i int, item *yaml.RNode, budget int) (obj fn.Object, n int, err error) {
 	obj = fn.ItemObject(i, item)
-	copied, n := fastyaml.Inline(item.YNode(), min(DefaultMaxObjectNodes, budget))
+	copied, n := krmio.Inline(item.YNode(), min(DefaultMaxObjectNodes, budget))
 	switch {
 	case copied == nil && budget < DefaultMaxObjectNodes:
 		return obj, 0, &fn.InputError{Origin: obj.Origin, Err: fmt.Errorf(

@@ -4,9 +4,9 @@ import (
 	"strconv"
 
 	"github.com/fedlearner/flapp-services/fn"
-	"github.com/fedlearner/flapp-services/internal/fastyaml"
 	"github.com/fedlearner/flapp-services/internal/kustomize"
 	"github.com/fedlearner/flapp-services/internal/loader"
+	"github.com/fedlearner/flapp-services/internal/third_party/kyaml/krmio"
 	"github.com/fedlearner/flapp-services/render"
 )
 
@@ -76,7 +76,7 @@ var Limits = []Limit{
 	{"input size", loader.Size(loader.DefaultMaxInputSize), "--max-input-size", "",
 		"internal/loader: the listed sizes added up, before anything is read"},
 	{"YAML nodes per document", countString(DefaultMaxDocumentNodes), "--max-document-nodes", "",
-		"internal/fastyaml.ReadDocuments: each document's node bound, before the file's first document is parsed; with the copies its List items need to read alone (aliases to other items' anchors expanded), counted before they are made. KRM mode: those copies in all, at the default"},
+		"internal/third_party/kyaml/krmio.ReadDocuments: each document's node bound, before the file's first document is parsed; with the copies its List items need to read alone (aliases to other items' anchors expanded), counted before they are made. KRM mode: those copies in all, at the default"},
 	{"YAML nodes per object", countString(DefaultMaxObjectNodes), "--max-object-nodes", "",
 		"internal/cli (render mode): each object's nodes counted once its document is parsed, before it is kept. KRM mode: an item's copy with its aliases to other items' anchors expanded, counted before it is made, at the default"},
 	{"objects", countString(DefaultMaxObjects), "--max-objects", "",
@@ -109,8 +109,8 @@ var Limits = []Limit{
 		"internal/cli (render mode): debug.SetMemoryLimit while a kustomization is built, unless GOMEMLIMIT is set; the collector works harder past it, nothing fails"},
 	{"heap, soft (discover)", loader.Size(discoverMemoryLimit), "", "",
 		"the discover command (internal/cli.heapLimit), once for the process, unless GOMEMLIMIT is lower; the collector works harder past it, nothing fails"},
-	{"render spool in memory", loader.Size(fastyaml.SpoolMemory), "", "",
-		"internal/fastyaml.StreamWriter: past it, the encoded render waits in an unlinked temporary file"},
+	{"render spool in memory", loader.Size(krmio.SpoolMemory), "", "",
+		"internal/third_party/kyaml/krmio.StreamWriter: past it, the encoded render waits in an unlinked temporary file"},
 }
 
 func countString(n int64) string { return strconv.FormatInt(n, 10) }

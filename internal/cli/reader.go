@@ -8,9 +8,9 @@ import (
 	"runtime/debug"
 
 	"github.com/fedlearner/flapp-services/fn"
-	"github.com/fedlearner/flapp-services/internal/fastyaml"
 	"github.com/fedlearner/flapp-services/internal/kustomize"
 	"github.com/fedlearner/flapp-services/internal/loader"
+	"github.com/fedlearner/flapp-services/internal/third_party/kyaml/krmio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -20,7 +20,7 @@ const localConfigAnnotation = "config.kubernetes.io/local-config"
 // input in order, each file's documents one at a time, expands v1 Lists,
 // drops local configuration (as kustomize does), and yields every object
 // with its origin. Everything a run may read is bounded here or below: the
-// loader checks file sizes before anything is read, fastyaml bounds each
+// loader checks file sizes before anything is read, krmio bounds each
 // document's nodes before it is parsed, and the reader counts objects and
 // each object's nodes before it is kept.
 type reader struct {
@@ -38,63 +38,66 @@ type reader struct {
 // input is one PATH of the command line: the files found below it, stdin
 // ("-"), or a kustomization root, read as its build's output.
 type input struct {
-	files []loader.File
-	stdin bool
-	build *kustomize.Build
+	manifests []loader.File
+	stdin     bool
+	build     *kustomize.Build
 }
 
-// source is one file's bytes and where they came from.
+// files is how many files the input reads: stdin and a build's output are
+// one each.
+func (in input) files() int {
+	if in.stdin || in.build != nil {
+		return 1
+	}
+	return len(in.manifests)
+}
+
+// source is one file's bytes and where they came from: its File, and for a
+// build's output its Build and Rendered (the build ran flapp-services'
+// entries: its objects are the render's output as they are, and its lines
+// are no file's).
 type source struct {
-	origin fn.Origin // File, and Build for a build's output
+	origin fn.Origin
 	data   []byte
-	// rendered says the bytes are a build's output, which ran
-	// flapp-services' entries: its objects are the render's output as they
-	// are, and its lines are no file's.
-	rendered bool
 }
 
-// objects yields every object of the inputs, in input order, and stops at
+// objects yields every object of the inputs, in input order, each file read
+// only when its turn comes and its documents one at a time, and stops at
 // the first error.
 func (r *reader) objects(inputs []input) iter.Seq2[fn.Object, error] {
 	return func(yield func(fn.Object, error) bool) {
 		for _, in := range inputs {
-			for src, err := range r.sources(in) {
+			for i := range in.files() {
+				src, err := r.read(in, i)
 				if err != nil {
 					yield(fn.Object{}, err)
 					return
 				}
-				for obj, err := range r.file(src) {
-					if !yield(obj, err) || err != nil {
-						return
-					}
+				if !r.file(src, yield) {
+					return
 				}
 			}
 		}
 	}
 }
 
-// sources yields the bytes of an input's files, one file at a time.
-func (r *reader) sources(in input) iter.Seq2[source, error] {
-	return func(yield func(source, error) bool) {
-		switch {
-		case in.stdin:
-			data, err := r.ld.ReadStream("<stdin>", r.stdin)
-			yield(source{origin: fn.Origin{File: "<stdin>"}, data: data}, err)
-		case in.build != nil:
-			data, err := buildUnderItsHeapLimit(in.build, r.entries(in.build.Dir))
-			if err != nil {
-				err = &fn.InputError{Origin: fn.Origin{File: in.build.File}, Err: err}
-			}
-			yield(source{origin: fn.Origin{File: in.build.File, Build: in.build.Dir, Rendered: true}, data: data, rendered: true}, err)
-		default:
-			for _, f := range in.files {
-				data, err := r.ld.Read(f)
-				if !yield(source{origin: fn.Origin{File: f.Name}, data: data}, err) || err != nil {
-					return
-				}
-			}
+// read reads the i-th file of an input: stdin, a build's output, or one of
+// its manifests.
+func (r *reader) read(in input, i int) (source, error) {
+	switch {
+	case in.stdin:
+		data, err := r.ld.ReadStream("<stdin>", r.stdin)
+		return source{origin: fn.Origin{File: "<stdin>"}, data: data}, err
+	case in.build != nil:
+		data, err := buildUnderItsHeapLimit(in.build, r.entries(in.build.Dir))
+		if err != nil {
+			return source{}, &fn.InputError{Origin: fn.Origin{File: in.build.File}, Err: err}
 		}
+		return source{origin: fn.Origin{File: in.build.File, Build: in.build.Dir, Rendered: true}, data: data}, nil
 	}
+	f := in.manifests[i]
+	data, err := r.ld.Read(f)
+	return source{origin: fn.Origin{File: f.Name}, data: data}, err
 }
 
 // buildUnderItsHeapLimit runs a kustomize build with render mode's own soft
@@ -109,27 +112,27 @@ func buildUnderItsHeapLimit(b *kustomize.Build, entries kustomize.Entries) ([]by
 	return b.Run(entries)
 }
 
-// file yields the objects of one file, and stops at the first error.
-func (r *reader) file(src source) iter.Seq2[fn.Object, error] {
-	return func(yield func(fn.Object, error) bool) {
-		limits := fastyaml.ReadLimits{MaxNodes: r.maxDocNodes, MaxDocuments: r.maxObjects - r.count, MaxObjects: r.maxObjects}
-		for doc, err := range fastyaml.ReadDocuments(src.data, src.origin.File, limits) {
-			if err != nil {
-				yield(fn.Object{}, err)
-				return
-			}
-			o := src.origin
-			if !src.rendered {
-				o.Document, o.Line = doc.Index+1, doc.Line
-				if doc.Item >= 0 {
-					o.Listed, o.Item = true, doc.Item
-				}
-			}
-			if !r.expand(fn.Object{Node: doc.Node, Origin: o, SeqIndent: doc.SeqIndent}, doc.Nodes, yield) {
-				return
+// file yields the objects of one file to yield, and stops at the first
+// error. It returns false once yield stops or an error was yielded.
+func (r *reader) file(src source, yield func(fn.Object, error) bool) bool {
+	limits := krmio.ReadLimits{MaxNodes: r.maxDocNodes, MaxDocuments: r.maxObjects - r.count, MaxObjects: r.maxObjects}
+	for doc, err := range krmio.ReadDocuments(src.data, src.origin.File, limits) {
+		if err != nil {
+			yield(fn.Object{}, err)
+			return false
+		}
+		o := src.origin
+		if !o.Rendered {
+			o.Document, o.Line = doc.Index+1, doc.Line
+			if doc.Item >= 0 {
+				o.Listed, o.Item = true, doc.Item
 			}
 		}
+		if !r.expand(fn.Object{Node: doc.Node, Origin: o, SeqIndent: doc.SeqIndent}, doc.Nodes, yield) {
+			return false
+		}
 	}
+	return true
 }
 
 // expand yields obj, which has nodes YAML nodes as written, or the objects
@@ -141,7 +144,7 @@ func (r *reader) expand(obj fn.Object, nodes int, yield func(fn.Object, error) b
 		if scalar(n, "kind") == "List" && scalar(n, "apiVersion") == "v1" {
 			if list := n.Field("items"); list != nil && list.Value.YNode().Kind == yaml.SequenceNode {
 				for i, item := range list.Value.YNode().Content {
-					written := fastyaml.CountNodes(item, r.maxObjectNodes)
+					written := krmio.CountNodes(item, r.maxObjectNodes)
 					co := o
 					co.Listed, co.Item = true, i
 					if item.Line > 0 && o.Line > 0 {

@@ -11,9 +11,9 @@ import (
 	"strings"
 
 	"github.com/fedlearner/flapp-services/fn"
-	"github.com/fedlearner/flapp-services/internal/fastyaml"
 	"github.com/fedlearner/flapp-services/internal/kustomize"
 	"github.com/fedlearner/flapp-services/internal/loader"
+	"github.com/fedlearner/flapp-services/internal/third_party/kyaml/krmio"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/resid"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -80,7 +80,7 @@ func RunRender(opts RenderOptions, in io.Reader, out, errOut io.Writer) (err err
 	if err != nil {
 		return fail(fn.ErrorResults(err))
 	}
-	w := fastyaml.NewStreamWriter()
+	w := krmio.NewStreamWriter()
 	defer func() { _ = w.Close() }()
 	run := fn.NewRun()
 	for obj, err := range r.reader.objects(r.inputs) {
@@ -121,7 +121,7 @@ type renderInputs struct {
 	reader  *reader
 	cfg     fn.Config // the render's configuration, and that of a build's own entry
 	entries *entryRuns
-	check   func(*fastyaml.StreamWriter, *fn.Output) error
+	check   func(*krmio.StreamWriter, *fn.Output) error
 }
 
 // openRender opens the inputs of a render with resolved options.
@@ -152,7 +152,7 @@ func openRender(opts RenderOptions, stdin io.Reader) (*renderInputs, error) {
 		if err != nil {
 			return nil, err
 		}
-		r.check = func(w *fastyaml.StreamWriter, out *fn.Output) error { return check(ld, opts.Check, checkPath, w, out) }
+		r.check = func(w *krmio.StreamWriter, out *fn.Output) error { return check(ld, opts.Check, checkPath, w, out) }
 	}
 	// List every file first: the size ceilings are checked on their sizes
 	// before anything is read.
@@ -221,7 +221,7 @@ func listInputs(ld *loader.Loader, roots []*loader.Root, skip string, limits kus
 					f.Name, root.Name)
 			}
 		}
-		inputs[i].files = files
+		inputs[i].manifests = files
 	}
 	return inputs, nil
 }
@@ -321,7 +321,7 @@ func (e *buildEntries) Run(entry *kustomize.Function, config *yaml.RNode, object
 		if len(services) > 0 {
 			services = append(services, "---\n"...)
 		}
-		if services, err = fastyaml.AppendService(services, svc); err != nil {
+		if services, err = krmio.AppendService(services, svc); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -383,7 +383,7 @@ func (l lateServices) Append(buf []byte, i int, labels, annotations map[string]s
 	svc := l.out.Service(l.refs[i])
 	maps.Copy(svc.Labels, labels)
 	maps.Copy(svc.Annotations, annotations)
-	return fastyaml.AppendService(buf, svc)
+	return krmio.AppendService(buf, svc)
 }
 
 // Check refuses a build whose output holds an FLApp whose Services no

@@ -13,6 +13,6 @@
 // kustomize would put them (late.go).
 //
 // Of this module it imports only internal/loader; internal/cli drives it.
-// It must never import fn, render or internal/fastyaml: what it returns is
+// It must never import fn, render or internal/third_party/kyaml/krmio: what it returns is
 // YAML, read like any other input (layers_test.go checks).
 package kustomize

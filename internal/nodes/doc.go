@@ -3,6 +3,6 @@
 // tree with every alias expanded (what a reader that resolves aliases, as
 // kustomize's does, builds from it) without expanding any.
 //
-// It imports nothing of this module; internal/fastyaml and
+// It imports nothing of this module; internal/third_party/kyaml/krmio and
 // internal/kustomize use it (layers_test.go checks).
 package nodes

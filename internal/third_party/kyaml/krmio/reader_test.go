@@ -1,4 +1,4 @@
-package fastyaml
+package krmio
 
 import (
 	"bytes"
@@ -33,9 +33,10 @@ func readerInputs(t testing.TB) map[string][]byte {
 		"bad yaml":     []byte("a: 1\n---\nb: [\n"),
 		"scalar":       []byte("just text\n"),
 	}
-	for _, glob := range []string{"../../testdata/*/*.yaml", "../../examples/*/*.yaml", "../../examples/*/*/*.yaml"} {
+	for _, glob := range []string{"../../../../testdata/*/*.yaml", "../../../../examples/*/*.yaml", "../../../../examples/*/*/*.yaml"} {
 		paths, err := filepath.Glob(glob)
 		require.NoError(t, err)
+		require.NotEmpty(t, paths, glob)
 		for _, p := range paths {
 			data, err := os.ReadFile(p)
 			require.NoError(t, err)
@@ -129,7 +130,7 @@ func TestNodeBound(t *testing.T) {
 
 // FuzzNodeBound: no document that parses has more nodes than its bound.
 //
-//	go test ./internal/fastyaml -run '^$' -fuzz FuzzNodeBound
+//	go test ./internal/third_party/kyaml/krmio -run '^$' -fuzz FuzzNodeBound
 func FuzzNodeBound(f *testing.F) {
 	for _, data := range readerInputs(f) {
 		f.Add(string(data))

@@ -1,4 +1,4 @@
-package fastyaml_test
+package krmio_test
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"github.com/fedlearner/flapp-services/fn"
 	"github.com/fedlearner/flapp-services/fn/fntest"
 	"github.com/fedlearner/flapp-services/internal/cli"
-	"github.com/fedlearner/flapp-services/internal/fastyaml"
+	"github.com/fedlearner/flapp-services/internal/third_party/kyaml/krmio"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -102,7 +102,7 @@ func resolved(t *testing.T, stream string) []string {
 }
 
 // writtenByKyaml is what kio.ByteWriter writes, as render mode's reference,
-// for the objects of file as render mode reads them (fastyaml.ReadDocuments,
+// for the objects of file as render mode reads them (krmio.ReadDocuments,
 // each v1 List's items objects of their own) followed by a node per
 // Service that fn generates for them.
 func writtenByKyaml(t *testing.T, file string) string {
@@ -120,7 +120,7 @@ func writtenByKyaml(t *testing.T, file string) string {
 		}
 		objects = append(objects, n)
 	}
-	for doc, err := range fastyaml.ReadDocuments(data, file, fastyaml.ReadLimits{MaxNodes: 1 << 20, MaxDocuments: 100}) {
+	for doc, err := range krmio.ReadDocuments(data, file, krmio.ReadLimits{MaxNodes: 1 << 20, MaxDocuments: 100}) {
 		require.NoError(t, err)
 		expand(doc.Node)
 	}

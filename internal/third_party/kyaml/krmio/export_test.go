@@ -1,4 +1,4 @@
-package fastyaml
+package krmio
 
 import (
 	"testing"
@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// For the differential tests in package fastyaml_test, which drive this
+// For the differential tests in package krmio_test, which drive this
 // package through its callers (fn, internal/cli).
 
 // CheckService is checkService: the fast encoder writes svc as kyaml does.

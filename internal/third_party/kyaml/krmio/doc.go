@@ -1,15 +1,20 @@
-// Package fastyaml reads and writes what kyaml v0.21.2 reads and writes for
-// the two modes, byte for byte, but in a stream: input documents one at a
-// time, output as it is produced, each generated Service written straight
-// to bytes instead of being built and encoded as a yaml node
-// (BENCHMARKS.md, Where the time goes). It is fenced: it mirrors these
+// Package krmio is the KRM stream I/O: it reads and writes what kyaml
+// v0.21.2 reads and writes for the two modes, byte for byte, but in a
+// stream: input documents one at a time, output as it is produced, each
+// generated Service written straight to bytes instead of being built and
+// encoded as a yaml node (BENCHMARKS.md, Where the time goes). It is fenced: it mirrors these
 // kyaml v0.21.2 and go.yaml.in/yaml/v3 internals step by step, and is held
 // to them by its differential tests.
 //
 //   - framework.Execute: ReadResourceList (its reading half) and
 //     ResourceList.Write (its writing half);
-//   - kio.ByteReader.Read with PreserveSeqIndent and SetAnnotations, and
-//     kio's splitDocuments: ReadDocuments, decodeDocument, splitDocuments;
+//   - kio.ByteReader.Read with PreserveSeqIndent, and kio's
+//     splitDocuments: ReadDocuments, decodeDocument, splitDocuments. The
+//     annotations its reader sets (the file, the document's index, its
+//     sequence indentation) are not written into the node to be cleared
+//     again: the caller knows the file, and Document carries the rest;
+//   - go.yaml.in/yaml/v3 v3.0.5's parser errors, which count lines from 0
+//     (parserProblems), so a message names the line of the fault;
 //   - kio.ByteWriter.Write, the ResourceList branch with
 //     KeepReaderAnnotations: writeResourceList; the stream branch with
 //     ClearAnnotations: StreamWriter;
@@ -39,7 +44,7 @@
 // exactly what kyaml writes for that node.
 //
 // The rule: a kyaml or go-yaml upgrade must keep this package's
-// differential tests and FuzzFastKRM green (go test ./internal/fastyaml;
+// differential tests and FuzzFastKRM green (go test ./internal/third_party/kyaml/krmio;
 // the fuzz test with -fuzz FuzzFastKRM). They compare every output of both
 // modes with what kyaml's own code writes for the same input: KRM mode
 // with framework.Execute of the function written as a kyaml function
@@ -48,7 +53,12 @@
 // those references do (fn.WithServiceNodes, rw.Write, kio.ByteWriter): the
 // output stays kyaml's, only slower and held whole (DEVELOPMENT.md).
 //
+// Its own parts, which mirror nothing: spool.go and chunk.go (where the
+// output waits), inline.go (an item read alone). README.md in the folder
+// above names the versions mirrored and their license; a test fails when
+// go.mod moves past them.
+//
 // Of this module it imports only fn (for ServiceNode and Output); never
 // internal/cli, which drives it. Its differential tests, in package
-// fastyaml_test, drive it through internal/cli.
-package fastyaml
+// krmio_test, drive it through internal/cli.
+package krmio

@@ -1,4 +1,4 @@
-package fastyaml_test
+package krmio_test
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 
 	"github.com/fedlearner/flapp-services/fn"
 	"github.com/fedlearner/flapp-services/internal/cli"
-	"github.com/fedlearner/flapp-services/internal/fastyaml"
+	"github.com/fedlearner/flapp-services/internal/third_party/kyaml/krmio"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
@@ -31,7 +31,7 @@ import (
 // generated Service a node), render mode with kio.LocalPackageReader, fn and
 // kio.ByteWriter.
 
-const goldenDir = "../../testdata"
+const goldenDir = "../../../../testdata"
 
 // run is the outcome of one run of either mode: what it wrote on stdout,
 // and whether it failed.
@@ -50,12 +50,12 @@ func runKRM(input []byte) (run, string, error) {
 // referenceKRM is what kyaml's command writes for the function written as a
 // kyaml function: framework.Execute with kyaml's KRM-mode settings, of
 // fntest.Processor reading each item alone, as KRM mode reads it
-// (fastyaml.Inline: an alias to another item's anchor is a copy of its
+// (krmio.Inline: an alias to another item's anchor is a copy of its
 // value), and keeping it as it came.
 func referenceKRM(input []byte) run {
 	var out bytes.Buffer
 	p := fntest.Processor{ReadAs: func(item *yaml.RNode) *yaml.RNode {
-		if copied, _ := fastyaml.Inline(item.YNode(), cli.DefaultMaxObjectNodes); copied != nil && copied != item.YNode() {
+		if copied, _ := krmio.Inline(item.YNode(), cli.DefaultMaxObjectNodes); copied != nil && copied != item.YNode() {
 			return yaml.NewRNode(copied)
 		}
 		return item
@@ -253,7 +253,7 @@ func randomResourceList(t *testing.T, rnd *rand.Rand) []byte {
 func TestFastKRMRandom(t *testing.T) {
 	defer assertServicesRead(t, readServices)
 	rnd := rand.New(rand.NewSource(11))
-	generated, n := 0, fastyaml.RandomCases(200)
+	generated, n := 0, krmio.RandomCases(200)
 	for i := 0; i < n && !t.Failed(); i++ {
 		input := randomResourceList(t, rnd)
 		out := assertKRMMatches(t, fmt.Sprintf("random %d", i), input)
@@ -287,7 +287,7 @@ func assertRenderMatches(t *testing.T, name string, dir string) bool {
 // kio.ByteWriter write.
 func TestFastRenderGolden(t *testing.T) {
 	defer assertServicesRead(t, readServices)
-	assert.True(t, assertRenderMatches(t, "examples/basic", "../../examples/basic"))
+	assert.True(t, assertRenderMatches(t, "examples/basic", "../../../../examples/basic"))
 	for _, dir := range fntest.GoldenCases(t, goldenDir) {
 		data, err := os.ReadFile(filepath.Join(dir, "input.yaml"))
 		require.NoError(t, err)
@@ -311,7 +311,7 @@ func TestFastRenderGolden(t *testing.T) {
 func TestFastRenderRandom(t *testing.T) {
 	defer assertServicesRead(t, readServices)
 	rnd := rand.New(rand.NewSource(13))
-	withServices, n := 0, fastyaml.RandomCases(200)
+	withServices, n := 0, krmio.RandomCases(200)
 	for i := 0; i < n && !t.Failed(); i++ {
 		dir := t.TempDir()
 		for f := rnd.Intn(4); f >= 0; f-- {
@@ -366,19 +366,19 @@ func TestFastEncoderGoldenServices(t *testing.T) {
 			continue
 		}
 		for svc := range out.Services() {
-			assert.True(t, fastyaml.CheckService(t, svc), "%s: %s takes the fast path", dir, svc.Name)
+			assert.True(t, krmio.CheckService(t, svc), "%s: %s takes the fast path", dir, svc.Name)
 			n++
 		}
 	}
-	items, err := (&kio.LocalPackageReader{PackagePath: "../../examples/basic"}).Read()
+	items, err := (&kio.LocalPackageReader{PackagePath: "../../../../examples/basic"}).Read()
 	require.NoError(t, err)
 	_, out, results := fntest.Generate(items, fn.DefaultConfig())
 	require.Zero(t, results.ExitCode())
 	require.NotZero(t, out.ServiceCount())
 	for svc := range out.Services() {
 		// as render mode writes them: without the reader annotations.
-		svc.Annotations = fastyaml.StreamAnnotations(svc)
-		assert.True(t, fastyaml.CheckService(t, svc))
+		svc.Annotations = krmio.StreamAnnotations(svc)
+		assert.True(t, krmio.CheckService(t, svc))
 		n++
 	}
 	t.Logf("%d Services checked", n)
@@ -393,7 +393,7 @@ func TestFastEncoderGoldenServices(t *testing.T) {
 // answers a failure with kyaml's writer, not the fast path. Seeds: the
 // golden inputs and outputs.
 //
-//	go test ./internal/fastyaml -run '^$' -fuzz FuzzFastKRM
+//	go test ./internal/third_party/kyaml/krmio -run '^$' -fuzz FuzzFastKRM
 func FuzzFastKRM(f *testing.F) {
 	for _, dir := range fntest.GoldenCases(f, goldenDir) {
 		for _, file := range []string{"input.yaml", "expected.yaml"} {

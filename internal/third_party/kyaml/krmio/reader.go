@@ -1,4 +1,4 @@
-package fastyaml
+package krmio
 
 import (
 	"bytes"
