@@ -50,13 +50,15 @@ func (c Config) options() render.Options {
 // ParseConfig reads a functionConfig: none, an empty object, a ConfigMap
 // whose data holds the settings, or a FLAppServices object with a spec.
 // Unknown settings are errors: a typo must not silently mean the default.
-func ParseConfig(node *yaml.RNode) (Config, Results) {
+// Its results name where the config was read, o: a file (--config, a
+// kustomization's entry), or nothing (a ResourceList's functionConfig).
+func ParseConfig(node *yaml.RNode, o Origin) (Config, Results) {
 	cfg := DefaultConfig()
 	if node == nil || node.IsNilOrEmpty() {
 		return cfg, nil
 	}
 	if node.YNode().Kind != yaml.MappingNode {
-		return cfg, Results{configError(node, "", "functionConfig must be an object")}
+		return cfg, Results{configError(o, node, "", "functionConfig must be an object")}
 	}
 	apiVersion, kind := stringField(node, "apiVersion"), stringField(node, "kind")
 	var settings *yaml.RNode
@@ -66,7 +68,7 @@ func ParseConfig(node *yaml.RNode) (Config, Results) {
 	case kind == "ConfigMap" && apiVersion == "v1":
 		settings, prefix, fromStrings = fieldValue(node, "data"), "data", true
 		if node.Field("binaryData") != nil {
-			return cfg, Results{configError(node, "binaryData", "binaryData is not supported: put the settings in data")}
+			return cfg, Results{configError(o, node, "binaryData", "binaryData is not supported: put the settings in data")}
 		}
 	case kind == configKind && apiVersion == configAPIVersion:
 		settings, prefix = fieldValue(node, "spec"), "spec"
@@ -77,18 +79,18 @@ func ParseConfig(node *yaml.RNode) (Config, Results) {
 			}
 		}
 		if len(unknown) > 0 {
-			return cfg, Results{configError(node, unknown[0],
+			return cfg, Results{configError(o, node, unknown[0],
 				fmt.Sprintf("unknown field(s) %s in %s: settings belong under spec", strings.Join(unknown, ", "), configKind))}
 		}
 	default:
-		return cfg, Results{configError(node, "kind", fmt.Sprintf(
+		return cfg, Results{configError(o, node, "kind", fmt.Sprintf(
 			"unsupported functionConfig %s %s: use a v1 ConfigMap or %s %s", apiVersion, kind, configAPIVersion, configKind))}
 	}
 	if settings == nil || settings.IsNilOrEmpty() {
 		return cfg, nil
 	}
 	if settings.YNode().Kind != yaml.MappingNode {
-		return cfg, Results{configError(node, prefix, prefix+" must be an object")}
+		return cfg, Results{configError(o, node, prefix, prefix+" must be an object")}
 	}
 
 	var results Results
@@ -103,7 +105,7 @@ func ParseConfig(node *yaml.RNode) (Config, Results) {
 				err = policyError(key, value.Value)
 			}
 			if err != nil {
-				results = append(results, configError(node, path, err.Error()))
+				results = append(results, configError(o, node, path, err.Error()))
 				continue
 			}
 			cfg.OwnerReferences = policy
@@ -111,7 +113,7 @@ func ParseConfig(node *yaml.RNode) (Config, Results) {
 			n, err := strconv.ParseInt(value.Value, 10, 64)
 			isInt := value.Kind == yaml.ScalarNode && (value.Tag == yaml.NodeTagInt || fromStrings && value.Tag == yaml.NodeTagString)
 			if !isInt || err != nil || n < 1 {
-				results = append(results, configError(node, path, fmt.Sprintf(
+				results = append(results, configError(o, node, path, fmt.Sprintf(
 					"%s must be a positive integer, not %q", key, value.Value)))
 				continue
 			}
@@ -125,7 +127,7 @@ func ParseConfig(node *yaml.RNode) (Config, Results) {
 		}
 	}
 	if len(unknown) > 0 {
-		results = append(results, configError(node, prefix+"."+unknown[0], fmt.Sprintf(
+		results = append(results, configError(o, node, prefix+"."+unknown[0], fmt.Sprintf(
 			"unknown setting(s) %s; known settings are %s, %s and %s",
 			strings.Join(unknown, ", "), settingOwnerReferences, settingMaxServicesPerFLApp, settingMaxServices)))
 	}

@@ -107,7 +107,7 @@ func TestGeneratedServicesIndependentOfInputOrder(t *testing.T) {
 		rw := &kio.ByteReadWriter{Reader: bytes.NewReader(input)}
 		items, err := rw.Read()
 		require.NoError(t, err)
-		cfg, _ := fn.ParseConfig(rw.FunctionConfig)
+		cfg, _ := fn.ParseConfig(rw.FunctionConfig, fn.Origin{})
 		_, want, results := fntest.Generate(items, cfg)
 		require.Zero(t, results.ExitCode(), dir)
 		for i := 0; i < 5; i++ {

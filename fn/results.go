@@ -188,9 +188,10 @@ func validationError(f *flapp, e *field.Error) *Result {
 	return objectError(f.origin, f.ref, shorten(e.Field, MaxValue), value, short.ErrorBody())
 }
 
-// configError is an error in the functionConfig, at the setting path.
-func configError(node *yaml.RNode, path, msg string) *Result {
-	return objectError(Origin{}, refOf(node), path, nil, "functionConfig: "+msg)
+// configError is an error in the functionConfig read at o, at the setting
+// path.
+func configError(o Origin, node *yaml.RNode, path, msg string) *Result {
+	return objectError(o, refOf(node), path, nil, "functionConfig: "+msg)
 }
 
 // flappInfo is a note about what was done for an FLApp.

@@ -40,7 +40,7 @@ type Processor struct {
 // Process replaces rl.Items with the kept items followed by the generated
 // Services.
 func (p Processor) Process(rl *framework.ResourceList) error {
-	cfg, results := fn.ParseConfig(rl.FunctionConfig)
+	cfg, results := fn.ParseConfig(rl.FunctionConfig, fn.Origin{})
 	if results.ExitCode() != 0 {
 		results.Sort()
 		rl.Results = results.Framework()

@@ -47,7 +47,7 @@ func RunKRM(in io.Reader, out, errOut io.Writer) (err error) {
 		rw.WrappingKind, rw.WrappingAPIVersion = kio.ResourceListKind, kio.ResourceListAPIVersion
 		return fail(fn.ErrorResults(err))
 	}
-	cfg, results := fn.ParseConfig(rw.FunctionConfig)
+	cfg, results := fn.ParseConfig(rw.FunctionConfig, fn.Origin{})
 	if results.ExitCode() != 0 {
 		results.Sort()
 		return fail(results)

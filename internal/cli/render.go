@@ -251,8 +251,8 @@ func checkEntryConfigs(opts RenderOptions, inputs []input) error {
 			if f.Render {
 				continue
 			}
-			if _, results := fn.ParseConfig(f.Config); results.ExitCode() != 0 {
-				return fmt.Errorf("%s: flapp-services' entry (%s): %s", f.Kustomization, f.Source, results[0].Message)
+			if _, results := fn.ParseConfig(f.Config, fn.Origin{File: f.Source}); results.ExitCode() != 0 {
+				return &fn.ResultsError{Results: results}
 			}
 			if opts.Config != "" {
 				return fmt.Errorf("both --config %s and flapp-services' entry %s (in %s) configure the render: keep one", opts.Config, f.Source, f.Kustomization)
@@ -341,9 +341,9 @@ func (e *buildEntries) RunLast(entry *kustomize.Function, config *yaml.RNode, ob
 func (e *buildEntries) run(entry *kustomize.Function, config *yaml.RNode, objects []kustomize.Object) ([]bool, *fn.Output, error) {
 	cfg := e.runs.cfg
 	if !entry.Render {
-		parsed, results := fn.ParseConfig(config)
+		parsed, results := fn.ParseConfig(config, fn.Origin{File: entry.Source})
 		if results.ExitCode() != 0 {
-			return nil, nil, fmt.Errorf("%s: flapp-services' entry (%s): %s", entry.Kustomization, entry.Source, results[0].Message)
+			return nil, nil, &fn.ResultsError{Results: results}
 		}
 		var err error
 		if cfg, err = overrides(parsed, e.runs.opts); err != nil {
@@ -445,9 +445,9 @@ func loadConfig(opts RenderOptions, ld *loader.Loader) (fn.Config, string, error
 		if err != nil {
 			return cfg, "", fmt.Errorf("--config %s is not YAML: %w", opts.Config, err)
 		}
-		parsed, results := fn.ParseConfig(node)
+		parsed, results := fn.ParseConfig(node, fn.Origin{File: opts.Config})
 		if results.ExitCode() != 0 {
-			return cfg, "", fmt.Errorf("--config %s: %s", opts.Config, results[0].Message)
+			return cfg, "", &fn.ResultsError{Results: results}
 		}
 		cfg = parsed
 	}

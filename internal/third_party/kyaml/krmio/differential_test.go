@@ -357,7 +357,7 @@ func TestFastEncoderGoldenServices(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		cfg, results := fn.ParseConfig(rw.FunctionConfig)
+		cfg, results := fn.ParseConfig(rw.FunctionConfig, fn.Origin{})
 		if results.ExitCode() != 0 {
 			continue
 		}

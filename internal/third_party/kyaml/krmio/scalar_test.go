@@ -162,7 +162,7 @@ func goldenServiceStrings(t *testing.T) []string {
 		if err != nil {
 			continue
 		}
-		cfg, results := fn.ParseConfig(rw.FunctionConfig)
+		cfg, results := fn.ParseConfig(rw.FunctionConfig, fn.Origin{})
 		if results.ExitCode() != 0 {
 			continue
 		}
