@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fedlearner/flapp-services/internal/loader"
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/provenance"
@@ -106,7 +107,7 @@ func (b *Build) Run(entries Entries) ([]byte, error) {
 		return nil, fmt.Errorf("kustomize build: %w", err)
 	}
 	if built := int64(len(data)) - generated; built > b.limits.MaxOutput {
-		return nil, fmt.Errorf("the build's output is %d bytes, over the ceiling of %d bytes (--max-build-output)", built, b.limits.MaxOutput)
+		return nil, fmt.Errorf("the build's output is %s, over the ceiling of %s (--max-build-output)", loader.Size(built), loader.Size(b.limits.MaxOutput))
 	}
 	return data, nil
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/fedlearner/flapp-services/internal/loader"
 	"sigs.k8s.io/kustomize/api/types"
 )
 
@@ -114,7 +115,7 @@ func (b *Build) checkCost(chain []string) {
 			count(c.Work), count(c.Objects), count(c.Builds), l.MaxCost)
 	}
 	if c.Bytes > l.MaxOutput {
-		b.problem(chain, "", "the build's output is estimated at %s bytes (names, labels and annotations added to each of %s objects), over the ceiling of %d bytes (--max-build-output)", count(c.Bytes), count(c.Objects), l.MaxOutput)
+		b.problem(chain, "", "the build's output is estimated at %s bytes (names, labels and annotations added to each of %s objects), over the ceiling of %s (--max-build-output)", count(c.Bytes), count(c.Objects), loader.Size(l.MaxOutput))
 	}
 }
 
