@@ -115,7 +115,6 @@ func RunRender(opts RenderOptions, in io.Reader, out, errOut io.Writer) (err err
 // is read: its files (every size ceiling checked), kustomizations
 // (scanned), configuration and --check file.
 type renderInputs struct {
-	ld      *loader.Loader
 	paths   []string // as given
 	inputs  []input
 	reader  *reader
@@ -146,7 +145,7 @@ func openRender(opts RenderOptions, stdin io.Reader) (*renderInputs, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &renderInputs{ld: ld, paths: paths, cfg: cfg}
+	r := &renderInputs{paths: paths, cfg: cfg}
 	if opts.Check != "" {
 		checkPath, err := ld.Confine("--check", opts.Check)
 		if err != nil {
