@@ -8,6 +8,9 @@ ACTIONLINT_VERSION := v1.7.12
 ACTIONLINT := $(TOOLS)/actionlint-$(ACTIONLINT_VERSION)
 SYFT_VERSION := v1.57.1
 SYFT       := $(TOOLS)/syft-$(SYFT_VERSION)
+# The tools built only to develop and test with are compiled without DWARF, as
+# test/e2e/hack/lib.sh explains: cheaper cold builds, the same code.
+NODWARF    := -gcflags=all=-dwarf=false
 
 # Container image (see Dockerfile). ENGINE: podman when installed, else docker
 # (with a daemon). PLATFORMS: what image-bins cross-compiles and image-oci packs.
@@ -79,8 +82,9 @@ e2e-clients: build $(SYFT)
 ## e2e-argocd: the real Argo CD v3.6.1 (argocd-cmp-server, the repo-server's GenerateManifests,
 ## gitops-engine's sync; the install kustomization; cmp-server inside the function image under
 ## podman) in its own module, test/e2e/argocd, the only place that uses Go 1.27.
-## Same -trimpath and CGO_ENABLED as hack/build-argocd.sh, so the builds (and lint) share the cache.
-ARGOCD_ENV := GOTOOLCHAIN=go1.27.3 CGO_ENABLED=0 GOFLAGS=-trimpath
+## Same -trimpath, CGO_ENABLED and no DWARF ($(NODWARF)) as hack/build-argocd.sh, so the builds
+## (and lint) share the cache.
+ARGOCD_ENV := GOTOOLCHAIN=go1.27.3 CGO_ENABLED=0 GOFLAGS='-trimpath $(NODWARF)'
 e2e-argocd: build
 	bash test/e2e/hack/podman.sh >/dev/null
 	bash test/e2e/hack/build-k8s.sh >/dev/null
@@ -92,7 +96,7 @@ e2e-argocd: build
 
 ## actionlint checks every workflow: .github/workflows and the example workflow users copy.
 $(ACTIONLINT):
-	GOBIN=$(TOOLS) $(GO) install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
+	GOBIN=$(TOOLS) $(GO) install $(NODWARF) github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
 	mv $(TOOLS)/actionlint $@
 
 # One golangci-lint for every module, built with Go 1.27: test/e2e/argocd is a Go 1.27 module,
@@ -101,7 +105,7 @@ $(ACTIONLINT):
 # a second cold build of golangci-lint (test/e2e/README.md, the whole of .ci/run).
 GOLANGCI := $(TOOLS)/go1.27/golangci-lint-v2.15.0
 $(GOLANGCI):
-	GOTOOLCHAIN=go1.27.3 GOBIN=$(TOOLS)/go1.27 $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
+	GOTOOLCHAIN=go1.27.3 GOBIN=$(TOOLS)/go1.27 $(GO) install $(NODWARF) github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 	mv $(TOOLS)/go1.27/golangci-lint $@
 
 lint: $(GOLANGCI) $(ACTIONLINT)
@@ -192,7 +196,7 @@ sbom: $(SYFT)
 	  registry:$(IMAGE_REPO)@$$(cat bin/flapp-services-image.digest)
 
 $(SYFT):
-	GOBIN=$(TOOLS)/syft-build CGO_ENABLED=0 $(GO) install -trimpath -ldflags '-s -w -X main.version=$(SYFT_VERSION)' \
+	GOBIN=$(TOOLS)/syft-build CGO_ENABLED=0 $(GO) install -trimpath $(NODWARF) -ldflags '-s -w -X main.version=$(SYFT_VERSION)' \
 	  github.com/anchore/syft/cmd/syft@$(SYFT_VERSION)
 	mv $(TOOLS)/syft-build/syft $@
 	rmdir $(TOOLS)/syft-build

@@ -77,7 +77,7 @@ GOFLAGS=-mod=mod "$go" mod download "$gitops_engine" >&2
 GOFLAGS=-mod=mod "$go" list -deps ./cmd/cmp-server-only > /dev/null
 echo "build-argocd: building argocd-cmp-server $argocd_version ($("$go" list -deps ./cmd/cmp-server-only 2>/dev/null | wc -l) packages; ~20 min cold on 2 busy cores)" >&2
 ldflags="-s -w -X github.com/argoproj/argo-cd/v3/common.version=${argocd_version#v}"
-GOFLAGS=-mod=mod "$go" build -trimpath -ldflags "$ldflags" -o "$tmp/argocd-cmp-server" ./cmd/cmp-server-only
+GOFLAGS=-mod=mod "$go" build -trimpath "$nodwarf" -ldflags "$ldflags" -o "$tmp/argocd-cmp-server" ./cmd/cmp-server-only
 mv -f "$tmp/argocd-cmp-server" "$bin"
 cache_commit build-argocd
 echo "$bin"

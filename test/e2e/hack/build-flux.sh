@@ -64,7 +64,7 @@ echo "build-flux: go mod tidy (replace of $kc_mod/api dropped)" >&2
 (cd "$tmp/src" && "$go" mod edit -dropreplace "$kc_mod/api" && "$go" mod tidy)
 echo "build-flux: building kustomize-controller $kc_version (cold: several minutes)" >&2
 b0=$(date +%s)
-(cd "$tmp/src" && "$go" build -trimpath -ldflags "-s -w" -o "$tmp/kustomize-controller" .)
+(cd "$tmp/src" && "$go" build -trimpath "$nodwarf" -ldflags "-s -w" -o "$tmp/kustomize-controller" .)
 echo "build-flux: go build took $(( $(date +%s) - b0 ))s" >&2
 
 rm -rf "$out/crds"

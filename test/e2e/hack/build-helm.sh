@@ -47,7 +47,7 @@ for b in "${bins[@]}"; do
 	ver="$(cd "$e2e/tools/$b" && "$go" list -m -f '{{.Version}}' "helm.sh/helm/v$major")"
 	echo "build-helm: building $b (helm.sh/helm/v$major $ver)" >&2
 	b0=$(date +%s)
-	(cd "$e2e/tools/$b" && "$go" build -trimpath \
+	(cd "$e2e/tools/$b" && "$go" build -trimpath "$nodwarf" \
 		-ldflags "-s -w -X helm.sh/helm/v$major/internal/version.version=$ver" \
 		-o "$tmp/$b" "helm.sh/helm/v$major/cmd/helm")
 	echo "build-helm: $b built in $(( $(date +%s) - b0 ))s" >&2

@@ -51,12 +51,12 @@ for p in "${ver_pkgs[@]}"; do
 done
 
 echo "build-k8s: building kube-apiserver, kube-controller-manager, kubectl ($k8s_version) into $out" >&2
-(cd "$e2e/tools/k8s" && "$go" build -trimpath -ldflags "$ldflags" -o "$tmp/" \
+(cd "$e2e/tools/k8s" && "$go" build -trimpath "$nodwarf" -ldflags "$ldflags" -o "$tmp/" \
 	k8s.io/kubernetes/cmd/kube-apiserver \
 	k8s.io/kubernetes/cmd/kube-controller-manager \
 	k8s.io/kubernetes/cmd/kubectl)
 echo "build-k8s: building etcd" >&2
-(cd "$e2e/tools/etcd" && "$go" build -trimpath -ldflags "-s -w" -o "$tmp/etcd" .)
+(cd "$e2e/tools/etcd" && "$go" build -trimpath "$nodwarf" -ldflags "-s -w" -o "$tmp/etcd" .)
 
 for b in "${bins[@]}"; do mv -f "$tmp/$b" "$out/$b"; done
 cache_commit build-k8s

@@ -57,7 +57,7 @@ kpt_copy
 mkdir e2e/flappservices
 cp "$driver" e2e/flappservices/
 echo "build-kpt-runner: go test -c ./e2e/flappservices (pkg/test/runner of kpt $kpt_version)" >&2
-"$go" test -c -trimpath -o "$tmp/kpt-runner.test" ./e2e/flappservices
+"$go" test -c -trimpath "$nodwarf" -o "$tmp/kpt-runner.test" ./e2e/flappservices
 
 mv -f "$tmp/kpt-runner.test" "$out/kpt-runner.test"
 cache_commit build-kpt-runner

@@ -50,7 +50,7 @@ cache_begin build-kpt "$out/kpt"
 kpt_copy
 
 echo "build-kpt: building kpt $kpt_version (about 10 minutes cold on 2 cores)" >&2
-"$go" build -trimpath -ldflags "-s -w -X github.com/kptdev/kpt/run.version=$kpt_version" -o "$tmp/kpt.bin" .
+"$go" build -trimpath "$nodwarf" -ldflags "-s -w -X github.com/kptdev/kpt/run.version=$kpt_version" -o "$tmp/kpt.bin" .
 "$tmp/kpt.bin" version >&2
 
 mv -f "$tmp/kpt.bin" "$out/kpt"

@@ -62,11 +62,11 @@ timed() {
 
 # `go install pkg@version` must run outside any module.
 timed "registry ($registry_pkg)" \
-	env -C "$tmp" GOBIN="$tmp" "$go" install -trimpath -ldflags "-s -w" "$registry_pkg"
+	env -C "$tmp" GOBIN="$tmp" "$go" install -trimpath "$nodwarf" -ldflags "-s -w" "$registry_pkg"
 timed "cosign ($cosign_pkg)" \
-	env -C "$tmp" GOBIN="$tmp" "$go" install -trimpath -ldflags "$cosign_ldflags" "$cosign_pkg"
+	env -C "$tmp" GOBIN="$tmp" "$go" install -trimpath "$nodwarf" -ldflags "$cosign_ldflags" "$cosign_pkg"
 timed "fluxoci (tools/fluxoci)" \
-	env -C "$e2e/tools/fluxoci" GOFLAGS=-mod=readonly "$go" build -trimpath -ldflags "-s -w" -o "$tmp/fluxoci" .
+	env -C "$e2e/tools/fluxoci" GOFLAGS=-mod=readonly "$go" build -trimpath "$nodwarf" -ldflags "-s -w" -o "$tmp/fluxoci" .
 
 for b in "${bins[@]}"; do mv -f "$tmp/$b" "$out/$b"; done
 cache_commit build-release-tools

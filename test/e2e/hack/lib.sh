@@ -10,6 +10,13 @@
 #     OUT, removed on exit) set.
 # After the build, `cache_commit NAME` writes the stamp and logs the duration.
 
+# nodwarf: the compiler flag every tool build here passes (and the Makefile's ARGOCD_ENV, so
+# that Argo CD's build shares its compiled packages with the module's lint and tests). Nobody
+# debugs these tools here, and most are linked with -s -w, which drops DWARF anyway; not
+# generating it at all makes each compile smaller and a cold build cheaper (test/e2e/README.md,
+# the whole of .ci/run). The code is the same; the binary's build info records the flag.
+nodwarf=-gcflags=all=-dwarf=false
+
 cache_begin() {
 	local name=$1 result=$2
 	want+=$'\n'"lib.sh $(sha256sum < "${BASH_SOURCE[0]}")"
