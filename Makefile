@@ -58,17 +58,6 @@ fuzz:
 	  done; \
 	done
 
-## tools: every real client the e2e suites run, built by test/e2e/hack/ (each script exits at
-## once when its cache is up to date, so e2e and e2e-clients still call them). .ci/run runs it
-## as `make -j2 tools`: two builds side by side keep both cores busy through each other's links
-## and writes. The longest first; kpt's runner after kpt, whose compiled packages it shares.
-TOOL_BUILDS := k8s kpt kpt-runner flux helm release-tools argocd
-.PHONY: tools $(addprefix tool-,$(TOOL_BUILDS))
-tools: $(addprefix tool-,$(TOOL_BUILDS)) $(SYFT)
-$(addprefix tool-,$(TOOL_BUILDS)): tool-%:
-	bash test/e2e/hack/build-$*.sh >/dev/null
-tool-kpt-runner: tool-kpt
-
 ## e2e: build Kubernetes from source (logged as it goes; cached), then the real-cluster suite
 ## (test/e2e without clients/, which is e2e-clients').
 e2e: build
