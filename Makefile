@@ -9,8 +9,8 @@ ACTIONLINT := $(TOOLS)/actionlint-$(ACTIONLINT_VERSION)
 SYFT_VERSION := v1.57.1
 SYFT       := $(TOOLS)/syft-$(SYFT_VERSION)
 # The tools built only to develop and test with are compiled without DWARF, as
-# test/e2e/hack/lib.sh explains: cheaper cold builds, the same code.
-NODWARF    := -gcflags=all=-dwarf=false
+# test/e2e/hack/lib.sh explains (its nodwarf, read from there so the flag is written once).
+NODWARF    := $(shell sed -n 's/^nodwarf=//p' test/e2e/hack/lib.sh)
 
 # Container image (see Dockerfile). ENGINE: podman when installed, else docker
 # (with a daemon). PLATFORMS: what image-bins cross-compiles and image-oci packs.

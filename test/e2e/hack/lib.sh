@@ -10,11 +10,12 @@
 #     OUT, removed on exit) set.
 # After the build, `cache_commit NAME` writes the stamp and logs the duration.
 
-# nodwarf: the compiler flag every tool build here passes (and the Makefile's ARGOCD_ENV, so
-# that Argo CD's build shares its compiled packages with the module's lint and tests). Nobody
-# debugs these tools here, and most are linked with -s -w, which drops DWARF anyway; not
-# generating it at all makes each compile smaller and a cold build cheaper (test/e2e/README.md,
-# the whole of .ci/run). The code is the same; the binary's build info records the flag.
+# nodwarf: the compiler flag every tool build here passes; the Makefile reads it from here for
+# its tool installs and ARGOCD_ENV (so that Argo CD's build shares its compiled packages with the
+# module's lint and tests). Nobody debugs these tools here, and most are linked with -s -w, which
+# drops DWARF anyway; not generating it at all makes each compile smaller and a cold build
+# cheaper (test/e2e/README.md, the whole of .ci/run). The code is the same; the binary's build
+# info records the flag.
 nodwarf=-gcflags=all=-dwarf=false
 
 cache_begin() {
