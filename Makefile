@@ -1,6 +1,9 @@
 # flapp-services — every target works on a fresh machine with only Go installed.
 GO       ?= go
 BIN      := bin/flapp-services
+# .cache links to this machine's tool cache outside the clone (test/e2e/hack/cache.sh), so every
+# clone, CI's fresh one included, finds the tools `make tools` built once.
+CACHE    := $(shell bash test/e2e/hack/cache.sh)
 TOOLS    := $(CURDIR)/.cache/bin
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X main.version=$(VERSION)
@@ -22,7 +25,7 @@ REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 OCI       := bin/flapp-services-oci.tar
 IMAGE_ARGS = --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION)
 
-.PHONY: all build test unit integration e2e e2e-clients e2e-argocd lint fmt demo bench bench-data bench-memory bench-corpus clean
+.PHONY: all build test unit integration e2e e2e-clients e2e-argocd lint fmt demo bench e2e-clients-only bench-data bench-memory bench-corpus clean tools release-check
 .PHONY: image image-bins image-oci image-push image-push-floating sbom dist dist-sums
 
 all: build
@@ -68,7 +71,11 @@ e2e: build
 ## kustomize-controller, Helm, Argo CD's cmp-server), each built or installed by the
 ## project's own scripts and cached under .cache/. One package per client under
 ## test/e2e/clients/; Argo CD lives in its own Go 1.27 module (see its README).
-e2e-clients: build $(SYFT)
+e2e-clients: e2e-clients-only
+	$(MAKE) e2e-argocd
+
+## e2e-clients-only: e2e-clients without Argo CD (a CI part of its own).
+e2e-clients-only: build $(SYFT)
 	bash test/e2e/hack/podman.sh >/dev/null
 	bash test/e2e/hack/build-kpt.sh >/dev/null
 	bash test/e2e/hack/build-kpt-runner.sh >/dev/null
@@ -77,7 +84,6 @@ e2e-clients: build $(SYFT)
 	bash test/e2e/hack/build-helm.sh >/dev/null
 	bash test/e2e/hack/build-release-tools.sh >/dev/null
 	cd test/e2e && FLAPP_SERVICES_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 80m ./clients/...
-	$(MAKE) e2e-argocd
 
 ## e2e-argocd: the real Argo CD v3.6.1 (argocd-cmp-server, the repo-server's GenerateManifests,
 ## gitops-engine's sync; the install kustomization; cmp-server inside the function image under
@@ -93,6 +99,28 @@ e2e-argocd: build
 	cd test/e2e/argocd && $(ARGOCD_ENV) K8S_BIN_DIR=$(CURDIR)/.cache/k8s-bin HELM_BIN=$(CURDIR)/.cache/helm/helm3 \
 	  ARGOCD_CMP_SERVER=$(CURDIR)/.cache/argocd/argocd-cmp-server FLAPP_SERVICES_BIN=$(CURDIR)/$(BIN) \
 	  $(GO) test -count=1 -timeout 60m ./...
+
+## tools: build or install every tool a suite needs, one logged and timed step each, into the
+## machine's tool cache (.cache links there). Start it first on a new machine: a cold run is
+## compile-bound (test/e2e/README.md has the figures). Each step is a no-op when its stamp matches.
+KUSTOMIZE_VERSION := v5.8.1
+TOOL_STEPS := podman build-k8s build-kpt build-kpt-runner build-flux build-helm build-release-tools build-argocd \
+	golangci-lint actionlint syft kustomize
+tools:
+	@set -e; for step in $(TOOL_STEPS); do t0=$$(date +%s); echo "== tools: $$step"; \
+	  case $$step in \
+	    golangci-lint) $(MAKE) --no-print-directory $(GOLANGCI) ;; \
+	    actionlint) $(MAKE) --no-print-directory $(ACTIONLINT) ;; \
+	    syft) $(MAKE) --no-print-directory $(SYFT) ;; \
+	    kustomize) $(MAKE) --no-print-directory $(TOOLS)/kustomize ;; \
+	    *) bash test/e2e/hack/$$step.sh >/dev/null ;; \
+	  esac; \
+	  echo "== tools: $$step: done in $$(( $$(date +%s) - t0 ))s"; \
+	done
+
+# The kustomize the tests run beside the function (their harnesses install the same one when it is missing).
+$(TOOLS)/kustomize:
+	cd "$${TMPDIR:-/tmp}" && GOBIN=$(TOOLS) GOTOOLCHAIN=local CGO_ENABLED=0 $(GO) install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
 
 ## actionlint checks every workflow: .github/workflows and the example workflow users copy.
 $(ACTIONLINT):
@@ -213,6 +241,12 @@ dist:
 	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $$out .; \
 	done
 	$(MAKE) --no-print-directory dist-sums
+
+## release-check: what only a release needs, moved out of CI's every run: `make dist` for every
+## release platform (darwin and windows too: each a full cross-compile), checked by TestDist.
+## The release workflow runs it before it publishes.
+release-check: build
+	cd test/e2e && DIST_PLATFORMS='$(DIST_PLATFORMS)' FLAPP_SERVICES_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 30m -run '^TestDist$$' ./clients/release
 
 ## dist-sums: $(DIST)/SHA256SUMS, the sha256sum of every other file in $(DIST) (run it again after adding one).
 dist-sums:
