@@ -54,7 +54,10 @@ func (b *Build) Run(entries Entries) ([]byte, error) {
 	}
 	done := make(chan built, 1)
 	go func() {
-		defer running.Delete(b.key)
+		// Only its own: the deferred delete runs after the result is
+		// handed back, when a next Run of the same build may have
+		// registered its run already.
+		defer running.CompareAndDelete(b.key, run)
 		m, err := krusty.MakeKustomizer(opts).Run(fsys, b.dir)
 		done <- built{m, err}
 	}()
@@ -81,19 +84,12 @@ func (b *Build) Run(entries Entries) ([]byte, error) {
 		return nil, fmt.Errorf("kustomize build: %w", err)
 	}
 	managedBy := "kustomize-" + provenance.GetProvenance().Semver()
-	output := make([]Object, 0, len(m.Resources()))
 	for _, res := range m.Resources() {
 		if labels := res.GetLabels(); labels[konfig.ManagedbyLabelKey] == managedBy && slices.Contains(b.metadata, types.ManagedByLabelOption) {
 			labels[konfig.ManagedbyLabelKey] = "kustomize-" + KustomizeRelease
 			if err := res.SetLabels(labels); err != nil {
 				return nil, fmt.Errorf("kustomize build: %w", err)
 			}
-		}
-		output = append(output, Object{Node: &res.RNode, Key: ObjectKey{res}})
-	}
-	if len(b.Functions) > 0 {
-		if err := entries.Check(output); err != nil {
-			return nil, err
 		}
 	}
 	var data []byte
