@@ -7,6 +7,7 @@ import (
 
 	"github.com/fedlearner/flapp-services/render"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -45,9 +46,7 @@ type objectRef = yaml.ResourceIdentifier
 func (r *Run) Add(obj Object) bool {
 	item, o := obj.Node, obj.Origin
 	if o.Rendered {
-		if item != nil && stringField(item, "apiVersion") == "v1" && stringField(item, "kind") == "Service" {
-			r.foreign[objectKey{metaString(item, "namespace"), metaString(item, "name")}] = o
-		}
+		r.addBuilt(item, o)
 		return true
 	}
 	if item == nil || item.YNode().Kind != yaml.MappingNode {
@@ -103,13 +102,42 @@ func (r *Run) addFLApp(item *yaml.RNode, o Origin, apiVersion string) {
 	}
 	f := &flapp{app: compact(app), ref: refOf(item), origin: o, path: fileAnnotation(item)}
 	key := objectKey{app.Namespace, app.Name}
-	if first := r.byKey[key]; first != nil {
+	byKey := r.byKey
+	if o.Rendered {
+		byKey = r.builtByKey
+	}
+	if first := byKey[key]; first != nil {
 		r.results = append(r.results, objectError(o, f.ref, "metadata.name", nil,
 			fmt.Sprintf("FLApp %s appears twice in the input%s; each FLApp must be defined once", key, alsoIn(first.origin))))
 		return
 	}
-	r.byKey[key] = f
+	byKey[key] = f
+	if o.Rendered {
+		r.builtFLApps = append(r.builtFLApps, f)
+		return
+	}
 	r.flapps = append(r.flapps, f)
+}
+
+// addBuilt records an object of a build's output, which is output as it
+// is: its FLApps, and the Services generated for them, for the check of
+// the output (fit.go); every Service's name, which the run's own may not
+// take.
+func (r *Run) addBuilt(item *yaml.RNode, o Origin) {
+	if item == nil || item.YNode().Kind != yaml.MappingNode {
+		return
+	}
+	apiVersion, kind := stringField(item, "apiVersion"), stringField(item, "kind")
+	switch {
+	case IsFLApp(apiVersion, kind):
+		r.addFLApp(item, o, apiVersion)
+	case kind == "Service" && apiVersion == "v1":
+		key := objectKey{metaString(item, "namespace"), metaString(item, "name")}
+		r.foreign[key] = o
+		if isGenerated(item) {
+			r.addBuiltService(item, o, key)
+		}
+	}
 }
 
 // compact drops what the Services do not depend on (images, commands,
@@ -127,7 +155,12 @@ func compact(app *render.FLApp) *render.FLApp {
 				break
 			}
 		}
-		spec.Template = corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: containers}}
+		// The template's labels stay: the operator puts them on the pods, so
+		// a Service may select them (render.PodLabels).
+		spec.Template = corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: spec.Template.Labels},
+			Spec:       corev1.PodSpec{Containers: containers},
+		}
 		app.Spec.FLReplicaSpecs[name] = spec
 	}
 	app.ManagedFields, app.Annotations, app.Labels = nil, nil, nil

@@ -47,6 +47,7 @@ func (r *Run) Finish(cfg Config) (*Output, Results) {
 		out.count += plan.Count()
 		results = append(results, flappInfo(f, fmt.Sprintf("generated %d Service(s)%s", plan.Count(), ownerNote(plan))))
 	}
+	results = append(results, r.checkFit(out)...)
 	if results.ExitCode() != 0 {
 		return nil, finish(capErrors(onlyErrors(results))) // nothing was generated or pruned
 	}

@@ -2,14 +2,11 @@ package fn
 
 import (
 	"cmp"
-	"crypto/sha256"
-	"encoding/json"
 	"iter"
 	"slices"
 
 	"github.com/fedlearner/flapp-services/render"
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // Run is one run of the function over a stream of items: Add each item as it
@@ -22,15 +19,25 @@ type Run struct {
 	foreign  map[objectKey]Origin // Services this tool did not generate -> where they were read
 	previous map[objectKey]*previousService
 	results  Results
+
+	// What a build's output holds (Origin.Rendered): its FLApps and the
+	// Services flapp-services' entries generated for them, as its
+	// transformers left them, which Finish checks (fit.go).
+	builtFLApps []*flapp
+	builtByKey  map[objectKey]*flapp
+	built       map[objectKey]*builtService
+	changes     map[string][]Change // by build
 }
 
 // NewRun starts a run. The configuration matters only to Finish: in KRM mode
 // it arrives with the items.
 func NewRun() *Run {
 	return &Run{
-		byKey:    make(map[objectKey]*flapp),
-		foreign:  make(map[objectKey]Origin),
-		previous: make(map[objectKey]*previousService),
+		byKey:      make(map[objectKey]*flapp),
+		foreign:    make(map[objectKey]Origin),
+		previous:   make(map[objectKey]*previousService),
+		builtByKey: make(map[objectKey]*flapp),
+		built:      make(map[objectKey]*builtService),
 	}
 }
 
@@ -95,28 +102,4 @@ func sortFLApps(flapps []*flapp) {
 	slices.SortFunc(flapps, func(a, b *flapp) int {
 		return cmp.Or(cmp.Compare(a.app.Namespace, b.app.Namespace), cmp.Compare(a.app.Name, b.app.Name))
 	})
-}
-
-// ServiceShape is a digest of what the Services of an FLApp object depend
-// on, whatever its name, namespace and UID: two FLApps of one name and the
-// same shape get the same Services. It is "" for an object that does not
-// render.
-func ServiceShape(node *yaml.RNode) string {
-	app, err := decodeFLApp(node)
-	if err != nil {
-		return ""
-	}
-	app.Name, app.Namespace, app.UID = "shape", "", ""
-	opts := DefaultConfig().options()
-	opts.OwnerReferences = render.OwnerReferencesNever
-	services, errs := render.Services(app, opts)
-	if len(errs) > 0 {
-		return ""
-	}
-	b, err := json.Marshal(services)
-	if err != nil {
-		return ""
-	}
-	sum := sha256.Sum256(b)
-	return string(sum[:])
 }

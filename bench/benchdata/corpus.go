@@ -552,12 +552,12 @@ transformers:
 	}
 }
 
-// mlPipelines is a base composed with five components, the entry one of
-// them.
+// mlPipelines is a base composed with four components, and the entry in
+// the overlay's transformers, after its namePrefix.
 func mlPipelines() corpusLayout {
 	return corpusLayout{
 		roots: []CorpusRoot{{Root: "ml-pipelines/overlays/gpu", FLApps: 40,
-			Input: "base (40 FLApp files, 3 Deployments); overlay: 5 components (labels, patches by kind and label, the entry), namespace, namePrefix"}},
+			Input: "base (40 FLApp files, 3 Deployments); overlay: 4 components (labels, patches by kind and label), namespace, namePrefix, the entry after them"}},
 		files: func(t tree, bin string) {
 			fs := team("mlp", 40, "", "")
 			files := t.flappFiles("ml-pipelines/base", fs)
@@ -578,8 +578,6 @@ func mlPipelines() corpusLayout {
 				jsonPatch("{kind: FLApp, labelSelector: \"tier=eval,accelerator=cpu\"}", "add", "/spec/flReplicaSpecs/Worker/template/spec/tolerations",
 					"[{key: cloud.example.com/spot, operator: Exists, effect: NoSchedule}]") +
 				jsonPatch("{kind: FLApp, labelSelector: priority=normal}", "add", "/spec/flReplicaSpecs/Worker/template/spec/priorityClassName", "fl-preemptible")
-			t["ml-pipelines/components/flapp-services/flapp-services.yaml"] = functionEntry(bin)
-			t["ml-pipelines/components/flapp-services/kustomization.yaml"] = componentHead + "transformers:\n- flapp-services.yaml\n"
 			t["ml-pipelines/overlays/gpu/kustomization.yaml"] = kustomizationHead + `resources:
 - ../../base
 namespace: ml-gpu
@@ -589,8 +587,13 @@ components:
 - ../../components/gpu
 - ../../components/istio
 - ../../components/spot
-- ../../components/flapp-services
+transformers:
+- flapp-services.yaml
 `
+			// The entry in the overlay's own transformers, which run after its
+			// namePrefix: in a component it would run before the rename and
+			// make Services the operator would not claim (the render refuses).
+			t["ml-pipelines/overlays/gpu/flapp-services.yaml"] = functionEntry(bin)
 		},
 	}
 }

@@ -83,6 +83,7 @@ func RunRender(opts RenderOptions, in io.Reader, out, errOut io.Writer) (err err
 	w := krmio.NewStreamWriter()
 	defer func() { _ = w.Close() }()
 	run := fn.NewRun()
+	r.tellChanges(run)
 	for obj, err := range r.reader.objects(r.inputs) {
 		if err != nil {
 			return fail(fn.ErrorResults(err))
@@ -165,6 +166,30 @@ func openRender(opts RenderOptions, stdin io.Reader) (*renderInputs, error) {
 	r.reader = &reader{ld: ld, stdin: stdin, maxObjects: opts.MaxObjects, maxDocNodes: opts.MaxDocumentNodes, maxObjectNodes: opts.MaxObjectNodes}
 	r.reader.entries = r.entries.of
 	return r, nil
+}
+
+// tellChanges gives the run, for each build of the render, the
+// transformations that can change a Service after an entry made it: those
+// of the kustomizations that list no entry (an entry runs after its own
+// kustomization's builtin fields), and the transformers listed after an
+// entry, which its refusals name.
+func (r *renderInputs) tellChanges(run *fn.Run) {
+	for _, in := range r.inputs {
+		if in.build == nil {
+			continue
+		}
+		withEntry := map[string]bool{}
+		for _, f := range in.build.Functions {
+			withEntry[f.Kustomization] = true
+		}
+		var changes []fn.Change
+		for _, c := range in.build.Changes {
+			if !withEntry[c.Kustomization] || strings.HasPrefix(c.Field, "transformers[") {
+				changes = append(changes, fn.Change{Kustomization: c.Kustomization, Field: c.Field})
+			}
+		}
+		run.SetChanges(in.build.Dir, changes)
+	}
 }
 
 // ownHeapLimit reports whether the soft heap limit is this process's own
@@ -272,7 +297,7 @@ type entryRuns struct {
 
 // of runs the entries of the kustomization built in dir.
 func (e *entryRuns) of(dir string) kustomize.Entries {
-	return &buildEntries{runs: e, dir: dir, rendered: map[kustomize.ObjectKey]renderedFLApp{}}
+	return &buildEntries{runs: e, dir: dir}
 }
 
 // buildEntries runs the flapp-services entries of the kustomization built
@@ -284,8 +309,6 @@ func (e *entryRuns) of(dir string) kustomize.Entries {
 type buildEntries struct {
 	runs *entryRuns
 	dir  string
-	// rendered is each FLApp an entry rendered, as the last one saw it.
-	rendered map[kustomize.ObjectKey]renderedFLApp
 	// inPlace is the Services the entries before the root's last have
 	// put into the build.
 	inPlace int
@@ -298,12 +321,6 @@ type buildEntries struct {
 // exhaust the sidecar. The root's last entry writes its Services after the
 // build, outside that map, within --max-services.
 const maxServicesInPlace = 10_000
-
-type renderedFLApp struct {
-	shape string // fn.ServiceShape
-	entry *kustomize.Function
-	file  string // where the build read it, as messages name it
-}
 
 func (e *buildEntries) Run(entry *kustomize.Function, config *yaml.RNode, objects []kustomize.Object) ([]bool, []byte, error) {
 	keep, out, err := e.run(entry, config, objects)
@@ -353,9 +370,6 @@ func (e *buildEntries) run(entry *kustomize.Function, config *yaml.RNode, object
 	keep := make([]bool, len(objects))
 	for i, o := range objects {
 		keep[i] = run.Add(fn.Object{Node: o.Node, Origin: fn.Origin{File: o.File, Build: e.dir}})
-		if keep[i] && fn.IsFLApp(o.Node.GetApiVersion(), o.Node.GetKind()) {
-			e.rendered[o.Key] = renderedFLApp{fn.ServiceShape(o.Node), entry, o.File}
-		}
 	}
 	out, results := run.Finish(cfg)
 	if results.ExitCode() != 0 {
@@ -383,46 +397,6 @@ func (l lateServices) Append(buf []byte, i int, labels, annotations map[string]s
 	maps.Copy(svc.Labels, labels)
 	maps.Copy(svc.Annotations, annotations)
 	return krmio.AppendService(buf, svc)
-}
-
-// Check refuses a build whose output holds an FLApp whose Services no
-// entry made as it is now: one that a transformer changed after the last
-// entry that saw it (an overlay's patch of its replicas, on a base that
-// runs the function), or that no entry saw. kustomize would output it
-// with Services that do not fit it, or none, and a GitOps engine would
-// prune the live Services it needs.
-func (e *buildEntries) Check(objects []kustomize.Object) error {
-	var problems []string
-	for _, o := range objects {
-		if !fn.IsFLApp(o.Node.GetApiVersion(), o.Node.GetKind()) {
-			continue
-		}
-		what := "FLApp " + o.Node.GetName()
-		if ns := o.Node.GetNamespace(); ns != "" {
-			what = "FLApp " + ns + "/" + o.Node.GetName()
-		}
-		r, ok := e.rendered[o.Key]
-		if r.file != "" {
-			what += " (" + r.file + ")"
-		}
-		switch {
-		case !ok:
-			problems = append(problems, what+" was seen by none of flapp-services' entries of the build: it would have no Services")
-		case fn.ServiceShape(o.Node) != r.shape:
-			problems = append(problems, fmt.Sprintf("%s was changed after flapp-services' entry %s (listed by %s) made its Services: they no longer fit it",
-				what, r.entry.Source, r.entry.Kustomization))
-		}
-	}
-	if len(problems) == 0 {
-		return nil
-	}
-	const most = 20
-	if len(problems) > most {
-		problems = append(problems[:most], fmt.Sprintf("and %d more", len(problems)-most))
-	}
-	return fmt.Errorf("kustomize would output FLApps with Services that do not fit them, and a GitOps engine would prune the live Services they need:\n  %s\n"+
-		"list flapp-services' entry in the transformers of the kustomization that changes or brings each FLApp, after the change (as examples/kustomize/scale-up does)",
-		strings.Join(problems, "\n  "))
 }
 
 // loadConfig reads --config and applies --owner-references and

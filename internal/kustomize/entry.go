@@ -71,9 +71,6 @@ type Entries interface {
 	// it (and sorting it: kustomize's sort appends each object after
 	// comparing it with every other).
 	RunLast(entry *Function, config *yaml.RNode, objects []Object) (keep []bool, added Late, err error)
-	// Check is given the build's output, once every entry has run, before
-	// it is written.
-	Check(objects []Object) error
 }
 
 // Object is one object of a build, and the file it was read from, as

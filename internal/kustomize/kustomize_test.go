@@ -172,7 +172,6 @@ func TestRunRunsEntriesAtTheirPlace(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, b.Functions, 1)
 	var seen []string
-	var checked []string
 	data, err := b.Run(fakeEntries{run: func(entry *Function, config *yaml.RNode, objects []Object) ([]bool, []byte, error) {
 		assert.Same(t, &b.Functions[0], entry)
 		assert.Equal(t, "v1", config.GetApiVersion(), "the entry as written")
@@ -185,14 +184,8 @@ func TestRunRunsEntriesAtTheirPlace(t *testing.T) {
 			keep[i] = o.Node.GetName() != "old"
 		}
 		return keep, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: added}\n"), nil
-	}, check: func(objects []Object) error {
-		for _, o := range objects {
-			checked = append(checked, o.Node.GetName())
-		}
-		return nil
 	}})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"added", "cm"}, checked, "the output")
 	assert.Equal(t, []string{"cm::", "old::old.yaml"}, seen, "before labels.yaml; a Service's file is known")
 	assert.Equal(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels:\n    team: a\n  name: added\n---\n"+
 		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels:\n    team: a\n  name: cm\n", string(data), "labels.yaml ran after the entry; kustomize's order")
@@ -204,10 +197,6 @@ func TestRunRunsEntriesAtTheirPlace(t *testing.T) {
 		return nil, nil, errors.New("the entry's own words")
 	}})
 	require.EqualError(t, err, "the entry's own words", "not kustomize's wrapping")
-	_, err = b.Run(fakeEntries{run: func(_ *Function, _ *yaml.RNode, objects []Object) ([]bool, []byte, error) {
-		return make([]bool, len(objects)), nil, nil
-	}, check: func([]Object) error { return errors.New("the check's own words") }})
-	require.EqualError(t, err, "the check's own words")
 }
 
 // A build without an entry gets the render's own, last among the root's
@@ -240,8 +229,7 @@ func TestRunAddsTheRendersEntry(t *testing.T) {
 }
 
 type fakeEntries struct {
-	run   func(*Function, *yaml.RNode, []Object) ([]bool, []byte, error)
-	check func([]Object) error
+	run func(*Function, *yaml.RNode, []Object) ([]bool, []byte, error)
 }
 
 func (f fakeEntries) Run(entry *Function, config *yaml.RNode, objects []Object) ([]bool, []byte, error) {
@@ -278,13 +266,6 @@ func (l fakeLate) Append(buf []byte, i int, labels, annotations map[string]strin
 	}
 	s, err := n.String()
 	return append(buf, s...), err
-}
-
-func (f fakeEntries) Check(objects []Object) error {
-	if f.check == nil {
-		return nil
-	}
-	return f.check(objects)
 }
 
 // krusty's file system reads and never writes.

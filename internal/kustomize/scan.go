@@ -60,6 +60,11 @@ type Build struct {
 	Problems []Problem
 	// Cost is what the build is estimated to cost, before it runs.
 	Cost Cost
+	// Changes are the transformations of the build's kustomizations that
+	// can change a Service after an entry of another kustomization made it,
+	// in the order the scan meets them: a render names them when it
+	// refuses a Service the fedlearner operator would not claim.
+	Changes []Change
 
 	key         string            // names this build's entries as its run reads them (entryAnnotation)
 	rewrites    map[string][]byte // resolved file -> its content as the build reads it: flapp-services' entries as entryKind
@@ -77,6 +82,33 @@ type Build struct {
 type visitKey struct {
 	dir     string // resolved
 	plugins string // the field (generators, transformers or validators) that lists it, when it is built for its plugin configurations
+}
+
+// Change is a field of a kustomization that can change a Service's name,
+// namespace, labels, selector or ports: namePrefix, nameSuffix, namespace,
+// commonLabels, labels (with includeSelectors), patches or replacements,
+// or transformers[i], listed after an entry of the same kustomization.
+type Change struct {
+	Kustomization string // as messages name it
+	Field         string
+}
+
+// changes lists the fields of k that can change a Service.
+func changes(kustomization string, k *types.Kustomization) []Change {
+	var out []Change
+	add := func(set bool, field string) {
+		if set {
+			out = append(out, Change{kustomization, field})
+		}
+	}
+	add(k.NamePrefix != "", "namePrefix")
+	add(k.NameSuffix != "", "nameSuffix")
+	add(k.Namespace != "", "namespace")
+	add(len(k.CommonLabels) > 0, "commonLabels") //nolint:staticcheck // reading it, not using it
+	add(slices.ContainsFunc(k.Labels, func(l types.Label) bool { return l.IncludeSelectors }), "labels")
+	add(len(k.Patches) > 0, "patches")
+	add(len(k.Replacements) > 0, "replacements")
+	return out
 }
 
 // Function is one flapp-services entry of a kustomization's transformers.
@@ -292,6 +324,7 @@ func (s *scan) visit(dir string, chain []string, plugins string) (Cost, error) {
 	}
 	legacyHelm := len(k.HelmChartInflationGenerator)
 	k.FixKustomization()
+	s.Changes = append(s.Changes, changes(s.tree.Name(kustFile), &k)...)
 	s.checkInline(chain, content)
 
 	var own Cost
@@ -320,6 +353,11 @@ func (s *scan) visit(dir string, chain []string, plugins string) (Cost, error) {
 			}
 			if rewritten != "" {
 				inline[i] = rewritten
+			}
+			if !ours && list.field == "transformers" && slices.ContainsFunc(s.Functions, func(f Function) bool { return f.Kustomization == s.tree.Name(kustFile) }) {
+				// A transformer after an entry of this kustomization: it
+				// sees the entry's Services.
+				s.Changes = append(s.Changes, Change{s.tree.Name(kustFile), fmt.Sprintf("transformers[%d]", i)})
 			}
 			if ours && root && s.lastAllowed && rewritten == "" && list.field == "transformers" && i == len(list.entries)-1 {
 				// The last file kustomize runs (it runs the inline

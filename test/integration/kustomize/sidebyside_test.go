@@ -38,8 +38,10 @@ type sideCase struct {
 	lacks []string // and strings it must not hold
 	// refused, when set, is what the render says instead of an output: the
 	// one place it differs from kustomize on purpose (README.md,
-	// "Kustomizations"). kustomize outputs FLApps whose Services were made
-	// before a later transformer changed them; the render refuses.
+	// "Kustomizations"). kustomize outputs Services a later transformer
+	// changed into ones the fedlearner operator would not make or claim
+	// (renamed, relabelled, or made for an FLApp scaled since); the render
+	// refuses.
 	refused string
 }
 
@@ -316,7 +318,11 @@ func sideBySideCases() []sideCase {
 	}
 
 	cases = append(cases,
+		// kustomize renames the Services after the function made them: they
+		// keep app-name: mnist, and the operator labels late-mnist's pods
+		// app-name: late-mnist.
 		sideCase{name: "builtin transformer after the function", dir: "app", shows: []string{"name: late-mnist-leader-master-0", "app-name: mnist\n"},
+			refused: "Service late-mnist-leader-master-0: metadata.labels[app-name]: \"mnist\", a Service of FLApp late-mnist, would not work beside the fedlearner operator: the operator claims only Services labelled app-name: late-mnist, role: leader; changed after the flapp-services entry that made it, by transformers[1] in app/kustomization.yaml",
 			files: with(plainApp(`resources:
   - flapp.yaml
 transformers:
@@ -339,7 +345,8 @@ commonLabels:
   team: a
 ` + plainBody)},
 
-		sideCase{name: "overlay on a base holding the entry", dir: "overlay", shows: []string{"name: staging-mnist-leader-worker-1", "namespace: fl-staging", "app-name: mnist"},
+		sideCase{name: "overlay renaming an FLApp its base rendered", dir: "overlay", shows: []string{"name: staging-mnist-leader-worker-1", "namespace: fl-staging", "app-name: mnist"},
+			refused: "Service fl-staging/staging-mnist-leader-worker-1: spec.selector[app-name]: \"mnist\", a Service of FLApp fl-staging/staging-mnist, would not work beside the fedlearner operator: the operator labels this replica's pod {app-name: staging-mnist, fl-replica-index: 1, fl-replica-type: worker, role: leader}: the Service selects no pod; changed after the flapp-services entry that made it, by namePrefix in overlay/kustomization.yaml",
 			files: map[string]string{
 				"base/flapp.yaml":          flappYAML("mnist", 2),
 				"base/flapp-services.yaml": entry("base", "flapp-services"),
@@ -354,7 +361,7 @@ namespace: fl-staging
 		// kustomize outputs 3 Workers and the 2 Services the base made for
 		// 2; a GitOps engine would prune the third's live Service.
 		sideCase{name: "overlay scaling an FLApp its base rendered", dir: "overlay", shows: []string{"replicas: 3", "name: mnist-leader-worker-1"}, lacks: []string{"name: mnist-leader-worker-2"},
-			refused: "FLApp fl-staging/mnist (base/flapp.yaml) was changed after flapp-services' entry base/flapp-services.yaml (listed by base/kustomization.yaml) made its Services: they no longer fit it",
+			refused: "FLApp fl-staging/mnist needs Service fl-staging/mnist-leader-worker-2, which the build's output lacks; changed after the flapp-services entry that made it, by patches in overlay/kustomization.yaml: list the flapp-services entry in the transformers of overlay/kustomization.yaml, after that change",
 			files: map[string]string{
 				"base/flapp.yaml":          flappYAML("mnist", 2),
 				"base/flapp-services.yaml": entry("base", "flapp-services"),
