@@ -155,7 +155,7 @@ var (
 		"metadata.labels[app-name]": {"namePrefix", "nameSuffix", "commonLabels", "labels", "patches", "replacements"},
 		"metadata.namespace":        {"namespace", "patches", "replacements"},
 		"metadata.labels[role]":     {"commonLabels", "labels", "patches", "replacements"},
-		"spec.selector":             {"commonLabels", "labels", "patches", "replacements"},
+		"spec.selector":             {"namePrefix", "nameSuffix", "commonLabels", "labels", "patches", "replacements"},
 		"spec.ports":                {"patches", "replacements"},
 	}
 )
