@@ -175,7 +175,9 @@ transformers:
 // The pitfall the README warns about, pinned down: commonLabels in an overlay
 // ABOVE the function also rewrites the Services' selectors, which then no
 // longer match the operator's pods. If kustomize ever changes this, the
-// README must change too.
+// README must change too. flapp-services render, the check the README tells
+// kustomize users to run in CI, refuses that very overlay, naming the label
+// and the overlay's field.
 func TestCommonLabelsInOverlayRewritesSelectors(t *testing.T) {
 	for name, labels := range map[string]string{
 		"commonLabels":                 "commonLabels:\n  team: a\n",
@@ -196,6 +198,12 @@ resources:
 				sel, _, _ := unstructured.NestedStringMap(svc, "spec", "selector")
 				assert.Equal(t, "a", sel["team"], "%s: kustomize no longer adds %s to selectors; update the README", key, name)
 			}
+			res := h.Run(t, root, nil, h.Binary(t), "render", "examples/kustomize/pitfall")
+			assert.Equal(t, 1, res.ExitCode, res.Stderr)
+			assert.Empty(t, res.Stdout)
+			field := map[string]string{"commonLabels": "commonLabels", "labels with includeSelectors": "labels"}[name]
+			assert.Contains(t, res.Stderr, `spec.selector[team]: "a", a Service of FLApp fl-leader/mnist, would not work beside the fedlearner operator`)
+			assert.Contains(t, res.Stderr, "by "+field+" in examples/kustomize/pitfall/kustomization.yaml: list the flapp-services entry in the transformers of examples/kustomize/pitfall/kustomization.yaml, after that change")
 		})
 	}
 }
