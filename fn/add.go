@@ -134,7 +134,9 @@ func (r *Run) addBuilt(item *yaml.RNode, o Origin) {
 	case kind == "Service" && apiVersion == "v1":
 		key := objectKey{metaString(item, "namespace"), metaString(item, "name")}
 		r.foreign[key] = o
-		if isGenerated(item) {
+		// The annotation alone: buildMetadata's managedByLabel replaces
+		// the marker label with kustomize's. The check only reads them.
+		if annotationOf(item, render.AnnotationFLAppName) != "" {
 			r.addBuiltService(item, o, key)
 		}
 	}

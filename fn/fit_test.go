@@ -63,6 +63,10 @@ func TestBuiltOutputFits(t *testing.T) {
 		want []string // error messages hold these, in order; none: it passes
 	}{
 		"the FLApp and its Services": {docs: []string{service("0"), service("1"), builtFLApp}},
+		// buildMetadata: [managedByLabel] replaces the marker label; the
+		// annotation still says whose Service it is.
+		"kustomize's managed-by label": {docs: []string{strings.ReplaceAll(service("0"), "managed-by: flapp-services", "managed-by: kustomize-v5.8.1"),
+			strings.ReplaceAll(service("1"), "managed-by: flapp-services", "managed-by: kustomize-v5.8.1"), builtFLApp}},
 		"a foreign Service beside them": {docs: []string{service("0"), service("1"), builtFLApp,
 			"apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: fl, labels: {app-name: mnist}}\nspec: {selector: {env: x}}\n"}},
 		"a Service missing": {docs: []string{service("0"), builtFLApp},

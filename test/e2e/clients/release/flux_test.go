@@ -25,6 +25,9 @@ type workflow struct {
 	Jobs map[string]struct {
 		Permissions map[string]string `yaml:"permissions"`
 		Env         map[string]string `yaml:"env"`
+		Strategy    struct {
+			Matrix map[string]any `yaml:"matrix"`
+		} `yaml:"strategy"`
 		Steps       []struct {
 			ID    string            `yaml:"id"`
 			Name  string            `yaml:"name"`

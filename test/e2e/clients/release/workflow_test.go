@@ -59,7 +59,9 @@ func TestReleaseWorkflowRunsTheTestedPath(t *testing.T) {
 	assert.Equal(t, string(built[1]), cosignRelease, "the workflow installs another cosign than the suite builds")
 }
 
-// ci.yml runs .ci/run for every pull request and every push to main.
+// ci.yml runs .ci/run for every pull request and every push to main, one
+// part a job: together, every part .ci/run runs with no argument (but
+// tools, which each part builds its share of), so no suite is dropped.
 func TestCIWorkflowRunsCIRun(t *testing.T) {
 	wf := readWorkflow(t, ".github/workflows/ci.yml")
 	_, pr := wf.On["pull_request"]
@@ -73,5 +75,23 @@ func TestCIWorkflowRunsCIRun(t *testing.T) {
 			runs = append(runs, strings.TrimSpace(s.Run))
 		}
 	}
-	assert.Contains(t, runs, ".ci/run")
+	assert.Contains(t, runs, ".ci/run ${{ matrix.part }}")
+
+	script, err := os.ReadFile(filepath.Join(engine.Repo(), ".ci/run"))
+	require.NoError(t, err)
+	all := regexp.MustCompile(`(?m)^\[ \$\{#parts\[@\]\} -gt 0 \] \|\| parts=\(([^)]*)\)$`).FindSubmatch(script)
+	require.NotNil(t, all, ".ci/run: the parts it runs with no argument")
+	var want []any
+	for _, p := range strings.Fields(string(all[1])) {
+		if p != "tools" {
+			want = append(want, p)
+		}
+	}
+	var parts []any
+	for _, j := range wf.Jobs {
+		if m, ok := j.Strategy.Matrix["part"].([]any); ok {
+			parts = append(parts, m...)
+		}
+	}
+	assert.ElementsMatch(t, want, parts, "ci.yml's jobs run every part of .ci/run")
 }
