@@ -357,3 +357,45 @@ func TestRenderBuildBoundsTheServicesInPlace(t *testing.T) {
 	require.NoError(t, err, stderr)
 	assert.Equal(t, maxServicesInPlace+2, strings.Count(out, "kind: Service\n"))
 }
+
+// Git's metadata is never read, however it is named: it holds the token
+// actions/checkout persists, which a generator would print (base64 through
+// secretGenerator, past log masking) and render --check's diff would put in
+// the CI log (issue 35).
+func TestRenderNeverReadsGitMetadata(t *testing.T) {
+	const token = "AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46Z2hzX3NlY3JldA=="
+	for name, tc := range map[string]struct {
+		files map[string]string
+		link  [2]string // a symlink to make: name, target
+		opts  RenderOptions
+		want  string
+	}{
+		"configMapGenerator": {files: map[string]string{"kustomization.yaml": "resources: [flapp.yaml]\nconfigMapGenerator: [{name: leak, files: [.git/config]}]\n"},
+			opts: RenderOptions{Paths: []string{"."}}, want: ".git/config lies inside a .git directory"},
+		"secretGenerator": {files: map[string]string{"kustomization.yaml": "resources: [flapp.yaml]\nsecretGenerator: [{name: leak, files: [c=.git/config]}]\n"},
+			opts: RenderOptions{Paths: []string{"."}}, want: ".git/config lies inside a .git directory"},
+		"a symlink a generator reads": {files: map[string]string{"kustomization.yaml": "resources: [flapp.yaml]\nconfigMapGenerator: [{name: leak, files: [settings]}]\n"},
+			link: [2]string{"settings", ".git/config"}, opts: RenderOptions{Paths: []string{"."}}, want: "lies inside a .git directory"},
+		"a symlinked manifest": {link: [2]string{"apps/leak.yaml", "../.git/config"}, opts: RenderOptions{Paths: []string{"."}}, want: "lies inside a .git directory"},
+		"--config":             {opts: RenderOptions{Paths: []string{"flapp.yaml"}, Config: ".git/config"}, want: "--config: .git/config lies inside a .git directory"},
+		"--check":              {opts: RenderOptions{Paths: []string{"flapp.yaml"}, Check: ".git/config"}, want: ".git/config lies inside a .git directory"},
+		"a PATH":               {opts: RenderOptions{Paths: []string{".git"}}, want: ".git lies inside a .git directory"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			files := map[string]string{".git/config": "[http \"https://github.com/\"]\n\textraheader = " + token + "\n", "flapp.yaml": goodFLApp, "apps/a.yaml": goodFLApp}
+			for k, v := range tc.files {
+				files[k] = v
+			}
+			dir := writeFiles(t, files)
+			t.Chdir(dir)
+			if tc.link[0] != "" {
+				require.NoError(t, os.Symlink(tc.link[1], tc.link[0]))
+			}
+			out, stderr, err := runRender(t, tc.opts, "")
+			require.Error(t, err)
+			assert.Empty(t, out)
+			assert.Contains(t, stderr, tc.want)
+			assert.NotContains(t, stderr, "eC1hY2Nlc3M", "the token")
+		})
+	}
+}

@@ -18,11 +18,18 @@ const (
 )
 
 // resolve resolves abs, naming the symlink on the way when
-// it is part of a loop or dangles.
+// it is part of a loop or dangles. Nothing inside a .git directory (or a
+// worktree's .git file) resolves: Git's metadata holds credentials (the
+// token actions/checkout persists in .git/config), and no manifest lives
+// there; the path as written is checked before the disk is asked, the
+// resolved one after its symlinks.
 func (l *Loader) resolve(abs string) (string, error) {
+	if err := notGit(l.name(abs), abs); err != nil {
+		return "", err
+	}
 	resolved, err := filepath.EvalSymlinks(abs)
 	if err == nil {
-		return resolved, nil
+		return resolved, notGit(l.name(abs), resolved)
 	}
 	if link, target := l.firstLink(abs); link != "" {
 		if isLoop(abs) {
@@ -78,4 +85,25 @@ func (l *Loader) firstLink(abs string) (link, target string) {
 func isLoop(p string) bool {
 	_, err := os.Stat(p)
 	return errors.Is(err, syscall.ELOOP)
+}
+
+// notGit refuses the file name when it lies inside Git's metadata: a
+// component of its resolved path is .git (in any case: some file systems
+// ignore it).
+func notGit(name, resolved string) error {
+	for _, part := range strings.Split(filepath.ToSlash(resolved), "/") {
+		if strings.EqualFold(part, ".git") {
+			return fmt.Errorf("%s lies inside a .git directory: flapp-services never reads a repository's Git metadata, which holds credentials", name)
+		}
+	}
+	return nil
+}
+
+// name is how messages name an absolute path: from the current directory
+// when it lies below it.
+func (l *Loader) name(abs string) string {
+	if rel, err := filepath.Rel(l.cwd, abs); err == nil && within(abs, l.cwd) {
+		return filepath.ToSlash(rel)
+	}
+	return filepath.ToSlash(abs)
 }

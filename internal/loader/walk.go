@@ -104,6 +104,9 @@ func (w *walker) dir(name, dirPath string, stack []string) error {
 // file checks one file before anything is read: a regular file, within the
 // per-file ceiling and, with everything listed so far, the total one.
 func (l *Loader) file(name, resolved string) (File, error) {
+	if err := notGit(name, resolved); err != nil {
+		return File{}, err
+	}
 	info, err := os.Stat(resolved)
 	if err != nil {
 		return File{}, err
