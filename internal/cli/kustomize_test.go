@@ -399,3 +399,24 @@ func TestRenderNeverReadsGitMetadata(t *testing.T) {
 		})
 	}
 }
+
+// What made kustomize panic (issue 35, item 3) is a refusal naming the
+// kustomization: exit 1, nothing on stdout, no stack trace.
+func TestRenderBuildPanicsAreRefusals(t *testing.T) {
+	for name, files := range map[string]map[string]string{
+		"an empty crds: file": {"kustomization.yaml": "resources: [flapp.yaml]\ncrds: [crd.json]\n", "crd.json": ""},
+		"an empty openapi: file": {"kustomization.yaml": "resources: [flapp.yaml]\nopenapi: {path: schema.json}\n", "schema.json": ""},
+		"openapi: definitions not a map": {"kustomization.yaml": "resources: [flapp.yaml]\nopenapi: {path: schema.json}\n",
+			"schema.json": `{"definitions": "not a map"}`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			files["flapp.yaml"] = goodFLApp
+			t.Chdir(writeFiles(t, files))
+			out, stderr, err := runRender(t, RenderOptions{Paths: []string{"."}}, "")
+			require.ErrorIs(t, err, ErrFailed)
+			assert.Empty(t, out)
+			assert.Contains(t, stderr, "kustomization.yaml")
+			assert.NotContains(t, stderr, "goroutine ", "no stack trace")
+		})
+	}
+}

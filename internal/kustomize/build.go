@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/kustomize/api/provenance"
 	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/openapi"
 )
 
 // KustomizeRelease is the kustomize release whose builds Run gives: the
@@ -58,6 +59,19 @@ func (b *Build) Run(entries Entries) ([]byte, error) {
 		// handed back, when a next Run of the same build may have
 		// registered its run already.
 		defer running.CompareAndDelete(b.key, run)
+		// kyaml's OpenAPI schema is process-wide: a build's crds: and
+		// openapi: would otherwise change how the next one merges (as
+		// Flux's SecureBuild, reset before and after).
+		openapi.ResetOpenAPI()
+		defer openapi.ResetOpenAPI()
+		// A panic in kustomize on what the repository holds (an empty
+		// crds: file, an openapi: file of the wrong shape) is a refusal,
+		// not a crash with a stack trace in Argo CD's UI.
+		defer func() {
+			if r := recover(); r != nil {
+				done <- built{err: fmt.Errorf("kustomize failed on this kustomization's input (%v): check its crds:, openapi: and patches", r)}
+			}
+		}()
 		m, err := krusty.MakeKustomizer(opts).Run(fsys, b.dir)
 		done <- built{m, err}
 	}()
