@@ -404,7 +404,7 @@ func TestRenderNeverReadsGitMetadata(t *testing.T) {
 // kustomization: exit 1, nothing on stdout, no stack trace.
 func TestRenderBuildPanicsAreRefusals(t *testing.T) {
 	for name, files := range map[string]map[string]string{
-		"an empty crds: file": {"kustomization.yaml": "resources: [flapp.yaml]\ncrds: [crd.json]\n", "crd.json": ""},
+		"an empty crds: file":    {"kustomization.yaml": "resources: [flapp.yaml]\ncrds: [crd.json]\n", "crd.json": ""},
 		"an empty openapi: file": {"kustomization.yaml": "resources: [flapp.yaml]\nopenapi: {path: schema.json}\n", "schema.json": ""},
 		"openapi: definitions not a map": {"kustomization.yaml": "resources: [flapp.yaml]\nopenapi: {path: schema.json}\n",
 			"schema.json": `{"definitions": "not a map"}`},
