@@ -19,8 +19,10 @@ import (
 // claim (render.Plan.Misfits), and every Service an FLApp needs is there.
 // The operator runs beside every FLApp: a Service it would not claim selects
 // no pod, or makes it create its own and fail on the name, with exit 0.
-// The run's own Services fit by construction and are checked all the same;
-// a build's are checked as its transformers left them.
+// The run's own Services are made by one function per replica type and
+// index: each type's first and last are checked (render.Plan.Edges), which
+// keeps the check off the hot path. A build's are all checked, as its
+// transformers left them.
 
 // Change is a transformation of a kustomization in a build that can change
 // a generated Service after the entry that made it: Field is namePrefix,
@@ -79,12 +81,11 @@ var fitOptions = render.Options{OwnerReferences: render.OwnerReferencesNever, Ma
 func (r *Run) checkFit(out *Output) Results {
 	var results Results
 	for _, f := range out.flapps {
-		n := 0
-		for svc := range f.plan.Services() {
+		for _, n := range f.plan.Edges() {
+			svc := f.plan.Service(n)
 			for _, e := range f.plan.Misfits(n, svc) {
 				results = append(results, misfitError(f.origin, nil, svc, f.flapp, e, "; this is a flapp-services bug: please report it"))
 			}
-			n++
 		}
 	}
 	matched := make(map[objectKey]bool, len(r.built))

@@ -65,31 +65,78 @@ func (p *Plan) Misfits(n int, got *corev1.Service) field.ErrorList {
 		errs = append(errs, field.Invalid(meta.Child("namespace"), got.Namespace,
 			fmt.Sprintf("the operator creates and claims Services only in its FLApp's namespace, %q", p.app.Namespace)))
 	}
-	own := operatorLabels(p.app, t.name, index)
-	for _, key := range []string{LabelAppName, LabelRole} {
-		if v, ok := got.Labels[key]; !ok || v != own[key] {
-			errs = append(errs, field.Invalid(meta.Child("labels").Key(key), got.Labels[key],
-				fmt.Sprintf("the operator claims only Services labelled %s: %s, %s: %s", LabelAppName, own[LabelAppName], LabelRole, own[LabelRole])))
+	appName, lowerType, indexValue := strings.ReplaceAll(p.app.Name, "/", "-"), strings.ToLower(t.name), strconv.Itoa(index)
+	if got.Labels[LabelAppName] != appName || got.Labels[LabelRole] != p.role {
+		own := operatorLabels(p.app, t.name, index)
+		for _, key := range []string{LabelAppName, LabelRole} {
+			if v, ok := got.Labels[key]; !ok || v != own[key] {
+				errs = append(errs, field.Invalid(meta.Child("labels").Key(key), got.Labels[key],
+					fmt.Sprintf("the operator claims only Services labelled %s: %s, %s: %s", LabelAppName, own[LabelAppName], LabelRole, own[LabelRole])))
+			}
 		}
 	}
-	pod := PodLabels(p.app, t.name, index)
+	// The pod's label of key: the operator's four win over the template's.
+	podLabel := func(key string) (string, bool) {
+		switch key {
+		case LabelAppName:
+			return appName, true
+		case LabelRole:
+			return p.role, true
+		case LabelReplicaType:
+			return lowerType, true
+		case LabelReplicaIndex:
+			return indexValue, true
+		}
+		v, ok := p.app.Spec.FLReplicaSpecs[t.name].Template.Labels[key]
+		return v, ok
+	}
 	for _, key := range selectorKeys {
 		if _, ok := got.Spec.Selector[key]; !ok {
 			errs = append(errs, field.Required(spec.Child("selector").Key(key),
-				fmt.Sprintf("without it the Service selects other replicas' pods too; the operator's selector is %s", showLabels(own))))
+				fmt.Sprintf("without it the Service selects other replicas' pods too; the operator's selector is %s", showLabels(operatorLabels(p.app, t.name, index)))))
 		}
 	}
-	for _, key := range slices.Sorted(maps.Keys(got.Spec.Selector)) {
-		if v, ok := pod[key]; !ok || v != got.Spec.Selector[key] {
-			errs = append(errs, field.Invalid(spec.Child("selector").Key(key), got.Spec.Selector[key],
-				fmt.Sprintf("the operator labels this replica's pod %s: the Service selects no pod", showLabels(pod))))
+	selects := func(key string) bool {
+		v, ok := podLabel(key)
+		return ok && v == got.Spec.Selector[key]
+	}
+	for key := range got.Spec.Selector {
+		if selects(key) {
+			continue
 		}
+		// Only now sorted, for a stable order of the errors.
+		pod := PodLabels(p.app, t.name, index)
+		for _, key := range slices.Sorted(maps.Keys(got.Spec.Selector)) {
+			if !selects(key) {
+				errs = append(errs, field.Invalid(spec.Child("selector").Key(key), got.Spec.Selector[key],
+					fmt.Sprintf("the operator labels this replica's pod %s: the Service selects no pod", showLabels(pod))))
+			}
+		}
+		break
 	}
 	if !samePorts(got.Spec.Ports, t.ports) {
 		errs = append(errs, field.Invalid(spec.Child("ports"), showPorts(got.Spec.Ports),
 			fmt.Sprintf("the %s container's ports make %s", ContainerName, showPorts(t.ports))))
 	}
 	return errs
+}
+
+// Edges are the numbers, in Services' order, of each replica type's first
+// and last Service: those a check of the plan's own Services looks at. The
+// others are made by the same code and differ from them by the index alone.
+func (p *Plan) Edges() []int {
+	var edges []int
+	n := 0
+	for _, t := range p.types {
+		if t.replicas > 0 {
+			edges = append(edges, n)
+			if t.replicas > 1 {
+				edges = append(edges, n+int(t.replicas)-1)
+			}
+		}
+		n += int(t.replicas)
+	}
+	return edges
 }
 
 // replica is the replica type and index of the n-th Service of the plan.

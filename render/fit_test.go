@@ -145,3 +145,15 @@ func TestPlannedServicesFit(t *testing.T) {
 	}
 	assert.Equal(t, 3, n)
 }
+
+// A type's first and last Service, in Services' order; a type of one
+// replica has one; a type of none, none.
+func TestEdges(t *testing.T) {
+	app := fitApp()
+	app.Spec.FLReplicaSpecs["PS"] = ReplicaSpec{Replicas: ptr(int32(0))}
+	app.Spec.FLReplicaSpecs["Worker"] = ReplicaSpec{Replicas: ptr(int32(4)), Template: app.Spec.FLReplicaSpecs["Worker"].Template}
+	plan, errs := NewPlan(app, Options{})
+	require.Empty(t, errs)
+	// Master 0 is 0; PS has none; Worker 0..3 are 1..4.
+	assert.Equal(t, []int{0, 1, 4}, plan.Edges())
+}
