@@ -40,9 +40,32 @@ func child() int {
 	fmt.Println("dial:", describe(err))
 	_, err = syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
 	fmt.Println("socket:", describe(err))
+	// The x32 ABI's socket: amd64's audit arch, the number with the x32 bit.
+	_, _, errno := syscall.RawSyscall(syscall.SYS_SOCKET|0x40000000, syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	fmt.Println("x32 socket:", describe(errnoOf(errno)))
+	// A socket the parent made, inherited as descriptor 3.
+	fmt.Println("inherited connect:", describe(syscall.Connect(3, listener())))
 	_, err = http.Get("http://" + os.Getenv("LISTENER") + "/x")
 	fmt.Println("http:", err != nil && strings.Contains(err.Error(), "flapp-services fetches nothing"))
 	return 0
+}
+
+func errnoOf(e syscall.Errno) error {
+	if e == 0 {
+		return nil
+	}
+	return e
+}
+
+// listener is LISTENER's address, for connect(2).
+func listener() syscall.Sockaddr {
+	addr, err := net.ResolveTCPAddr("tcp", os.Getenv("LISTENER"))
+	if err != nil {
+		panic(err)
+	}
+	sa := &syscall.SockaddrInet4{Port: addr.Port}
+	copy(sa.Addr[:], addr.IP.To4())
+	return sa
 }
 
 func describe(err error) string {
@@ -73,6 +96,13 @@ func TestEnter(t *testing.T) {
 
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"=1", "LISTENER="+l.Addr().String())
+	// An unconnected TCP socket, made before the filter: connect(2) on it
+	// is refused too.
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	require.NoError(t, err)
+	inherited := os.NewFile(uintptr(fd), "socket")
+	defer func() { _ = inherited.Close() }()
+	cmd.ExtraFiles = []*os.File{inherited}
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	got := string(out)
@@ -86,6 +116,10 @@ func TestEnter(t *testing.T) {
 		assert.Contains(t, got, "exec: EPERM\n", "a program started by absolute path")
 		assert.Contains(t, got, "dial: EPERM\n", "a TCP socket to a live listener")
 		assert.Contains(t, got, "socket: EPERM\n", "a Unix socket")
+		assert.Contains(t, got, "inherited connect: EPERM\n", "connect on a socket made before the filter")
+		if runtime.GOARCH == "amd64" {
+			assert.Contains(t, got, "x32 socket: EPERM\n", "the x32 ABI's socket call")
+		}
 	}
 	assert.Empty(t, accepted, "the listener was reached")
 }

@@ -8,6 +8,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// x32SyscallBit is __X32_SYSCALL_BIT.
+const x32SyscallBit = 0x40000000
+
 // denied are the system calls the filter refuses: starting a program, and
 // making a socket (without one, connect has nothing to connect; it is
 // refused too, for a descriptor inherited from the parent).
@@ -16,8 +19,8 @@ var denied = []uint32{unix.SYS_EXECVE, unix.SYS_EXECVEAT, unix.SYS_SOCKET, unix.
 // denyExecAndSockets installs a seccomp filter on every thread of the
 // process (SECCOMP_FILTER_FLAG_TSYNC; threads made later inherit it) that
 // answers the denied calls EPERM and allows every other. A call made
-// through another architecture's table (a 32-bit call on amd64) is refused
-// outright, since its numbers differ. no_new_privs is required to install
+// through another architecture's table (a 32-bit call on amd64) or the x32
+// ABI is refused outright, since its numbers differ. no_new_privs is required to install
 // a filter without privileges, and changes nothing else here: the process
 // starts nothing.
 func denyExecAndSockets() error {
@@ -30,6 +33,12 @@ func denyExecAndSockets() error {
 		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 1, Jf: 0, K: auditArch},
 		ret(errno),
 		load(0), // seccomp_data.nr
+		// The x32 ABI shares amd64's audit arch and marks its numbers
+		// with this bit; they differ from the ones below (execve is 520):
+		// refused outright. No call of either architecture is numbered
+		// this high.
+		{Code: unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K, Jt: 0, Jf: 1, K: x32SyscallBit},
+		ret(errno),
 	}
 	for _, nr := range denied {
 		prog = append(prog,
