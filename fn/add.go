@@ -59,6 +59,15 @@ func (r *Run) Add(obj Object) bool {
 			"not a Kubernetes object: it needs a string apiVersion and kind"))
 		return false
 	}
+	for _, name := range []string{"apiVersion", "kind"} {
+		// kind: !!binary RkxBcHA= is FLApp to a JSON decoder (Argo CD's):
+		// a type read otherwise by another reader would pass unrendered.
+		if tag := fieldValue(item, name).YNode().ShortTag(); tag != yaml.NodeTagString {
+			r.results = append(r.results, itemError(o, refOf(item), name,
+				fmt.Sprintf("not a Kubernetes object: its %s is a %s, not a plain string, and other readers decode it differently", name, tag)))
+			return false
+		}
+	}
 	if path, msg := checkMetadata(item); path != "" {
 		r.results = append(r.results, itemError(o, refOf(item), path, msg))
 		return false

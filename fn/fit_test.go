@@ -113,3 +113,21 @@ func TestChangedByNamesTheChangesOfTheField(t *testing.T) {
 		run.changedBy("c", allChanges), "a build without recorded changes")
 	assert.Empty(t, run.changedBy("", allChanges), "not from a build")
 }
+
+// apiVersion and kind are plain strings: kind: !!binary RkxBcHA= is FLApp
+// to Argo CD's JSON decoder and would pass through unrendered (issue 35).
+func TestTypeIsAPlainString(t *testing.T) {
+	for doc, refused := range map[string]bool{
+		"apiVersion: v1\nkind: !!binary RkxBcHA=\nmetadata: {name: x}\n":                                true,
+		"apiVersion: !!binary ZmVkbGVhcm5lci5rOHMuaW8vdjFhbHBoYTE=\nkind: FLApp\nmetadata: {name: x}\n": true,
+		"apiVersion: v1\nkind: !!str ConfigMap\nmetadata: {name: x}\n":                                  false,
+		"apiVersion: \"v1\"\nkind: 'ConfigMap'\nmetadata: {name: x}\n":                                  false,
+	} {
+		node, err := yaml.Parse(doc)
+		require.NoError(t, err)
+		run := NewRun()
+		assert.Equal(t, !refused, run.Add(Object{Node: node}), doc)
+		_, results := run.Finish(DefaultConfig())
+		assert.Equal(t, refused, results.ExitCode() != 0, doc)
+	}
+}
