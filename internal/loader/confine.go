@@ -32,6 +32,9 @@ func (l *Loader) resolve(abs string) (string, error) {
 		return resolved, notGit(l.name(abs), resolved)
 	}
 	if link, target := l.firstLink(abs); link != "" {
+		if l.restrictor == RootOnly {
+			return "", unresolved(link, target, l.topName())
+		}
 		if isLoop(abs) {
 			return "", fmt.Errorf("%s is a symlink to %s, part of a symlink loop", link, target)
 		}
@@ -51,7 +54,15 @@ func (l *Loader) outside(p, abs, resolved, where string) error {
 		}
 		return fmt.Errorf("%s resolves to %s, outside %s: %s", p, resolved, where, pathHint)
 	}
-	return fmt.Errorf("%s is a symlink to %s, which resolves to %s, outside %s: %s", link, target, resolved, where, linkHint)
+	return unresolved(link, target, where)
+}
+
+// unresolved is the one error for a symlink that does not lead to a file
+// inside where it must stay: a dangling one, a loop and one that leads
+// outside read alike, and the path it resolves to is not named, so that no
+// message tells whether a path outside exists.
+func unresolved(link, target, where string) error {
+	return fmt.Errorf("%s is a symlink to %s, which does not lead to a file inside %s (it dangles, loops or leaves it): %s", link, target, where, linkHint)
 }
 
 // firstLink finds the first symlink on the way to abs, named from the
@@ -93,10 +104,18 @@ func isLoop(p string) bool {
 func notGit(name, resolved string) error {
 	for _, part := range strings.Split(filepath.ToSlash(resolved), "/") {
 		if strings.EqualFold(part, ".git") {
-			return fmt.Errorf("%s lies inside a .git directory: flapp-services never reads a repository's Git metadata, which holds credentials", name)
+			return &gitError{name}
 		}
 	}
 	return nil
+}
+
+// gitError refuses a path inside Git's metadata; it tells nothing of what
+// lies outside the tree, so it is said as it is.
+type gitError struct{ name string }
+
+func (e *gitError) Error() string {
+	return e.name + " lies inside a .git directory: flapp-services never reads a repository's Git metadata, which holds credentials"
 }
 
 // name is how messages name an absolute path: from the current directory

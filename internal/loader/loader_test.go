@@ -90,12 +90,12 @@ func TestLinksOutOfThePathAreRefused(t *testing.T) {
 		path  string
 		want  []string
 	}{
-		"file":        {map[string]string{"repo/apps/l.yaml": "../../secret.yaml"}, "apps", []string{"apps/l.yaml is a symlink to ../../secret.yaml", "outside apps"}},
+		"file":        {map[string]string{"repo/apps/l.yaml": "../../secret.yaml"}, "apps", []string{"apps/l.yaml is a symlink to ../../secret.yaml", "which does not lead to a file inside apps"}},
 		"dir":         {map[string]string{"repo/apps/v": "../../private"}, "apps", []string{"apps/v is a symlink to ../../private"}},
-		"sibling":     {map[string]string{"repo/apps/s": "../store"}, "apps", []string{"apps/s", "outside apps"}},
-		"path itself": {map[string]string{"repo/deploy": "../private"}, "deploy", []string{"deploy is a symlink to ../private", "outside the current directory"}},
+		"sibling":     {map[string]string{"repo/apps/s": "../store"}, "apps", []string{"apps/s", "which does not lead to a file inside apps"}},
+		"path itself": {map[string]string{"repo/deploy": "../private"}, "deploy", []string{"deploy is a symlink to ../private", "which does not lead to a file inside the current directory"}},
 		"path parent": {map[string]string{"repo/deploy": "../private"}, "deploy/x.yaml", []string{"deploy is a symlink to ../private"}},
-		"dangling":    {map[string]string{"repo/apps/d.yaml": "nowhere.yaml"}, "apps", []string{"apps/d.yaml is a symlink to nowhere.yaml, which does not exist"}},
+		"dangling":    {map[string]string{"repo/apps/d.yaml": "nowhere.yaml"}, "apps", []string{"apps/d.yaml is a symlink to nowhere.yaml, which does not lead to a file inside apps"}},
 		"file loop":   {map[string]string{"repo/apps/l1.yaml": "l2.yaml", "repo/apps/l2.yaml": "l1.yaml"}, "apps", []string{"apps/l1.yaml", "loop"}},
 		"dir loop":    {map[string]string{"repo/apps/z/up": ".."}, "apps", []string{"apps/z/up is a symlink to .., which leads back to apps: a symlink loop"}},
 		"dir twice":   {map[string]string{"repo/apps/s1": "z", "repo/apps/s2": "z"}, "apps", []string{"apps/s2 is a symlink to z, a directory already read as apps/s1"}},
@@ -272,4 +272,30 @@ func TestStdinCountsWithTheFiles(t *testing.T) {
 		t.Errorf("stdin alone: %v", err)
 	}
 	wantErr(t, read(true, "1234"), "<stdin> brings the input to 9 bytes, over the ceiling of 8 bytes in total (--max-input-size)")
+}
+
+// No message tells whether a path outside the tree exists: a link to an
+// outside file that exists, and one to an outside file that does not, in
+// one hop or two, as a file or a directory, get the same words (issue 35).
+func TestLinksOutsideAreNoExistenceOracle(t *testing.T) {
+	for name, links := range map[string][2]string{
+		"one hop":   {"../../secret.yaml", "../../missing.yaml"},
+		"two hops":  {"hop.yaml", "hop2.yaml"},
+		"directory": {"../../private", "../../absent"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var got [2]string
+			for i, target := range links {
+				tree(t, base, map[string]string{"repo/apps/l.yaml": target, "repo/apps/hop.yaml": "../../secret.yaml", "repo/apps/hop2.yaml": "../../missing.yaml"})
+				_, err := list(t, RootOnly, Limits{}, "apps/l.yaml")
+				if err == nil {
+					t.Fatalf("%s: no error", target)
+				}
+				got[i] = strings.ReplaceAll(err.Error(), target, "TARGET")
+			}
+			if got[0] != got[1] {
+				t.Errorf("an existing and a missing target read differently:\n%s\n%s", got[0], got[1])
+			}
+		})
+	}
 }

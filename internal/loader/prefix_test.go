@@ -18,9 +18,9 @@ func TestSiblingSharingANamePrefixIsOutside(t *testing.T) {
 		path  string
 		want  []string
 	}{
-		"file link":      {map[string]string{"repo/apps/l.yaml": "../apps-secret/x.yaml"}, "apps", []string{"apps/l.yaml is a symlink to ../apps-secret/x.yaml", "outside apps"}},
-		"directory link": {map[string]string{"repo/apps/v": "../apps-secret"}, "apps", []string{"apps/v is a symlink to ../apps-secret", "outside apps"}},
-		"PATH":           {map[string]string{"repo/deploy": "../repo-secret"}, "deploy", []string{"deploy is a symlink to ../repo-secret", "outside the current directory"}},
+		"file link":      {map[string]string{"repo/apps/l.yaml": "../apps-secret/x.yaml"}, "apps", []string{"apps/l.yaml is a symlink to ../apps-secret/x.yaml", "which does not lead to a file inside apps"}},
+		"directory link": {map[string]string{"repo/apps/v": "../apps-secret"}, "apps", []string{"apps/v is a symlink to ../apps-secret", "which does not lead to a file inside apps"}},
+		"PATH":           {map[string]string{"repo/deploy": "../repo-secret"}, "deploy", []string{"deploy is a symlink to ../repo-secret", "which does not lead to a file inside the current directory"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			tree(t, files, tc.links)
@@ -39,7 +39,7 @@ func TestSiblingSharingANamePrefixIsOutside(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = l.Confine("--config", "cfg.yaml")
-		wantErr(t, err, "--config cfg.yaml is a symlink to ../repo-secret/x.yaml", "outside the current directory and every PATH")
+		wantErr(t, err, "--config cfg.yaml is a symlink to ../repo-secret/x.yaml", "which does not lead to a file inside the current directory and every PATH")
 		_, err = l.Confine("--check", "../repo-secret/x.yaml")
 		wantErr(t, err, "--check ../repo-secret/x.yaml resolves to", "outside the current directory and every PATH")
 		_, err = l.Confine("--config", "../apps-secret/x.yaml")

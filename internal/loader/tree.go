@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -58,10 +59,11 @@ func (t *Tree) Resolve(p string) (string, error) {
 	}
 	resolved, err := t.l.resolve(p)
 	if err != nil {
-		if link, target := t.l.firstLink(p); confined && link != "" {
-			if abs := t.linkTarget(link, target); !within(abs, t.dir) {
-				return "", t.l.outside(t.Name(p), p, abs, t.where())
-			}
+		var git *gitError
+		if link, target := t.l.firstLink(p); confined && link != "" && !errors.As(err, &git) {
+			// Dangling or looping through any number of hops reads as
+			// leading outside: the same words either way.
+			return "", unresolved(link, target, t.where())
 		}
 		return "", err
 	}
@@ -77,19 +79,6 @@ func (t *Tree) where() string {
 		return "the PATH " + t.Name(t.dir)
 	}
 	return t.l.topName()
-}
-
-// linkTarget is the absolute path a symlink (as firstLink names it) points
-// at, cleaned, not resolved.
-func (t *Tree) linkTarget(link, target string) string {
-	if filepath.IsAbs(target) {
-		return filepath.Clean(target)
-	}
-	dir := filepath.Dir(filepath.FromSlash(link))
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(t.l.cwd, dir)
-	}
-	return filepath.Join(dir, target)
 }
 
 // Charge counts n more bytes toward the run's total ceiling, for a file

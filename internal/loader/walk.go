@@ -38,6 +38,11 @@ func (w *walker) dir(name, dirPath string, stack []string) error {
 					if !isManifest(e.Name()) {
 						continue // a dangling link that would not be read anyway
 					}
+					if w.l.restrictor == RootOnly {
+						// Whether it dangles inside or leads to nothing outside
+						// reads alike: no message tells what exists outside.
+						return unresolved(child, target, w.root.Name+" (the PATH it was reached from)")
+					}
 					return fmt.Errorf("%s is a symlink to %s, which does not exist", child, target)
 				}
 				return err
@@ -50,8 +55,7 @@ func (w *walker) dir(name, dirPath string, stack []string) error {
 				continue // never read: where it points does not matter
 			}
 			if w.l.restrictor == RootOnly && !within(resolved, w.root.resolved) {
-				return fmt.Errorf("%s is a symlink to %s, which resolves to %s, outside %s (the PATH it was reached from): %s",
-					child, target, resolved, w.root.Name, linkHint)
+				return unresolved(child, target, w.root.Name+" (the PATH it was reached from)")
 			}
 			if info.IsDir() {
 				if slices.Contains(stack, resolved) {
