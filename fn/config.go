@@ -117,6 +117,20 @@ func ParseConfig(node *yaml.RNode, o Origin) (Config, Results) {
 					"%s must be a positive integer, not %q", key, value.Value)))
 				continue
 			}
+			// A configuration comes from the repository (a kpt package,
+			// an entry, FLAPP_CONFIG): it may lower a ceiling, never raise
+			// it past its default, which protects the process rendering it
+			// (Argo CD's sidecar). --max-services, a flag of whoever runs
+			// the render, raises maxServices.
+			ceiling := int64(DefaultMaxServices)
+			if key == settingMaxServicesPerFLApp {
+				ceiling = render.DefaultMaxServicesPerFLApp
+			}
+			if n > ceiling {
+				results = append(results, configError(o, node, path, fmt.Sprintf(
+					"%s is %d, over its ceiling of %d: a configuration may lower it, not raise it%s", key, n, ceiling, raiseHint(key))))
+				continue
+			}
 			if key == settingMaxServices {
 				cfg.MaxServices = n
 			} else {
@@ -150,4 +164,11 @@ func policyError(name, value string) error {
 		s[i] = string(p)
 	}
 	return fmt.Errorf("%s must be one of %s, not %q", name, strings.Join(s, ", "), value)
+}
+
+func raiseHint(key string) string {
+	if key == settingMaxServices {
+		return " (--max-services on the command line raises it: the render's caller decides, not the repository)"
+	}
+	return ""
 }

@@ -131,3 +131,28 @@ func TestTypeIsAPlainString(t *testing.T) {
 		assert.Equal(t, refused, results.ExitCode() != 0, doc)
 	}
 }
+
+// A configuration from the repository may lower the ceilings, not raise
+// them: at the default passes, one past it is refused, naming the setting
+// (issue 35, item 4).
+func TestConfigCannotRaiseTheCeilings(t *testing.T) {
+	for doc, want := range map[string]string{
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {maxServices: \"100000\"}\n":        "",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {maxServices: \"100001\"}\n":        "maxServices is 100001, over its ceiling of 100000: a configuration may lower it, not raise it (--max-services on the command line raises it",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {maxServicesPerFLApp: \"10000\"}\n": "",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {maxServicesPerFLApp: \"10001\"}\n": "maxServicesPerFLApp is 10001, over its ceiling of 10000: a configuration may lower it, not raise it",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {maxServices: \"1000000000000\"}\n": "over its ceiling of 100000",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {maxServices: \"99999\"}\n":         "",
+	} {
+		node, err := yaml.Parse(doc)
+		require.NoError(t, err)
+		cfg, results := ParseConfig(node, Origin{})
+		if want == "" {
+			assert.Zero(t, results.ExitCode(), doc)
+			continue
+		}
+		require.NotZero(t, results.ExitCode(), doc)
+		assert.Contains(t, results[0].Message, want)
+		assert.Equal(t, int64(DefaultMaxServices), cfg.MaxServices, "the default stays")
+	}
+}

@@ -76,11 +76,14 @@ ownerReferences      IfKnown  ` + "`" + `IfKnown` + "`" + `: set the owner refer
                               no owner references.
 maxServicesPerFLApp  10000    More Services for one FLApp is an error, found
                               from its replica counts before any Service is
-                              built.
+                              built. A configuration may lower it, not raise it.
 maxServices          100000   More Services in one run, all FLApps together, is
                               one error naming the largest FLApps, found the
                               same way (SECURITY.md, Limits). Kubernetes' own
-                              envelope is about 10,000 Services per cluster.
+                              envelope is about 10,000 Services per cluster. A
+                              configuration, which comes from the repository,
+                              may lower it, not raise it: only ` + "`" + `--max-services` + "`" + `
+                              raises it.
 
 Unknown settings are an error that names them. ` + "`" + `render --owner-references` + "`" + ` and
 ` + "`" + `--max-services` + "`" + ` override the config.`
