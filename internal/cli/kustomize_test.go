@@ -380,6 +380,8 @@ func TestRenderNeverReadsGitMetadata(t *testing.T) {
 		"--config":             {opts: RenderOptions{Paths: []string{"flapp.yaml"}, Config: ".git/config"}, want: "--config: .git/config lies inside a .git directory"},
 		"--check":              {opts: RenderOptions{Paths: []string{"flapp.yaml"}, Check: ".git/config"}, want: ".git/config lies inside a .git directory"},
 		"a PATH":               {opts: RenderOptions{Paths: []string{".git"}}, want: ".git lies inside a .git directory"},
+		"Mercurial's":          {files: map[string]string{".hg/hgrc": "[auth]\nx.password = eC1hY2Nlc3M\n"}, opts: RenderOptions{Paths: []string{"flapp.yaml"}, Config: ".hg/hgrc"}, want: ".hg/hgrc lies inside a .hg directory"},
+		"Subversion's":         {files: map[string]string{"kustomization.yaml": "resources: [flapp.yaml]\nconfigMapGenerator: [{name: leak, files: [.svn/wc.db]}]\n", ".svn/wc.db": "eC1hY2Nlc3M"}, opts: RenderOptions{Paths: []string{"."}}, want: ".svn/wc.db lies inside a .svn directory"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			files := map[string]string{".git/config": "[http \"https://github.com/\"]\n\textraheader = " + token + "\n", "flapp.yaml": goodFLApp, "apps/a.yaml": goodFLApp}

@@ -19,7 +19,7 @@ const (
 
 // resolve resolves abs, naming the symlink on the way when
 // it is part of a loop or dangles. Nothing inside a .git directory (or a
-// worktree's .git file) resolves: Git's metadata holds credentials (the
+// worktree's .git file), nor .hg or .svn, resolves: Git's metadata holds credentials (the
 // token actions/checkout persists in .git/config), and no manifest lives
 // there; the path as written is checked before the disk is asked, the
 // resolved one after its symlinks.
@@ -103,19 +103,25 @@ func isLoop(p string) bool {
 // ignore it).
 func notGit(name, resolved string) error {
 	for _, part := range strings.Split(filepath.ToSlash(resolved), "/") {
-		if strings.EqualFold(part, ".git") {
-			return &gitError{name}
+		for _, vcs := range vcsDirs {
+			if strings.EqualFold(part, vcs) {
+				return &gitError{name, vcs}
+			}
 		}
 	}
 	return nil
 }
 
+// vcsDirs are the folders of version control metadata: Git's (.git is a
+// file in a worktree), Mercurial's and Subversion's.
+var vcsDirs = []string{".git", ".hg", ".svn"}
+
 // gitError refuses a path inside Git's metadata; it tells nothing of what
 // lies outside the tree, so it is said as it is.
-type gitError struct{ name string }
+type gitError struct{ name, dir string }
 
 func (e *gitError) Error() string {
-	return e.name + " lies inside a .git directory: flapp-services never reads a repository's Git metadata, which holds credentials"
+	return e.name + " lies inside a " + e.dir + " directory: flapp-services never reads a repository's version control metadata, which holds credentials"
 }
 
 // name is how messages name an absolute path: from the current directory
