@@ -410,6 +410,12 @@ func TestRenderBuildPanicsAreRefusals(t *testing.T) {
 		"an empty openapi: file": {"kustomization.yaml": "resources: [flapp.yaml]\nopenapi: {path: schema.json}\n", "schema.json": ""},
 		"openapi: definitions not a map": {"kustomization.yaml": "resources: [flapp.yaml]\nopenapi: {path: schema.json}\n",
 			"schema.json": `{"definitions": "not a map"}`},
+		// Refused before the build: kustomize would recurse until the
+		// stack overflows, which no recover catches.
+		"a crds: type that refers to itself": {"kustomization.yaml": "resources: [flapp.yaml]\ncrds: [crd.json]\n",
+			"crd.json": `{"T": {"Schema": {"properties": {"kind": {}, "apiVersion": {}, "metadata": {}, "x": {"$ref": "T"}}}}}`},
+		"a crds: cycle of two, in YAML": {"kustomization.yaml": "resources: [flapp.yaml]\ncrds: [crd.yaml]\n",
+			"crd.yaml": "A:\n  Schema:\n    properties: {kind: {}, apiVersion: {}, metadata: {}, b: {$ref: B}}\nB:\n  Schema:\n    properties: {a: {$ref: A}}\n"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			files["flapp.yaml"] = goodFLApp

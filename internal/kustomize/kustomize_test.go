@@ -456,3 +456,13 @@ func TestRunRefusesAForgedEntry(t *testing.T) {
 	require.ErrorContains(t, err, "flapp-services' own name for its entries")
 	assert.Zero(t, runs)
 }
+
+// The cycles kustomize would recurse into, and what it would not.
+func TestCRDCycle(t *testing.T) {
+	assert.Equal(t, []string{"T", "T"}, crdCycle([]byte(`{"T": {"Schema": {"properties": {"x": {"$ref": "T"}}}}}`)))
+	assert.Equal(t, []string{"A", "B", "A"}, crdCycle([]byte("A:\n  Schema:\n    properties: {b: {$ref: B}}\nB:\n  Schema:\n    properties: {a: {$ref: A}}\n")))
+	assert.Nil(t, crdCycle([]byte(`{"A": {"Schema": {"properties": {"b": {"$ref": "B"}}}}, "B": {"Schema": {"properties": {"c": {"type": "string"}}}}}`)), "a chain")
+	assert.Nil(t, crdCycle([]byte(`{"A": {"Schema": {"properties": {"b": {"$ref": "Missing"}}}}}`)), "a reference to no type")
+	assert.Nil(t, crdCycle(nil), "empty: kustomize's own error")
+	assert.Nil(t, crdCycle([]byte("[1, 2]")), "not a map: kustomize's own error")
+}

@@ -458,8 +458,11 @@ func (s *scan) dataPaths(chain []string, dir string, k *types.Kustomization) {
 			full := filepath.Join(dir, f.path)
 			if data, err := s.readFile(full); err != nil {
 				s.problem(chain, f.entry, "%v", err)
-			} else {
-				s.checkYAML(chain, f.entry, s.tree.Name(full), data)
+			} else if s.checkYAML(chain, f.entry, s.tree.Name(full), data) && strings.HasPrefix(f.entry, "crds[") {
+				if cycle := crdCycle(data); cycle != nil {
+					s.problem(chain, f.entry, "%s: type %s refers to itself through $ref (%s): kustomize would recurse until the process crashes",
+						s.tree.Name(full), cycle[0], strings.Join(cycle, " -> "))
+				}
 			}
 		}
 	}
