@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -58,6 +59,7 @@ func newCommand(version string) *cobra.Command {
 
 	var opts RenderOptions
 	var renderArgoCD, discoverArgoCD bool
+	var maxMemory int64 // defaultMaxMemory when 0
 	renderCmd := &cobra.Command{
 		Use:   "render [PATH...]",
 		Short: "Print the given manifests plus the generated Services as one YAML stream",
@@ -94,6 +96,7 @@ stdout and the exit code is 1. Details: ` + readme,
 				}
 			}
 			heapLimit(renderMemoryLimit)
+			defer watchMemory(cmp.Or(maxMemory, defaultMaxMemory), cmd.ErrOrStderr())()
 			return RunRender(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -112,6 +115,7 @@ stdout and the exit code is 1. Details: ` + readme,
 	renderCmd.Flags().Int64Var(&opts.Build.MaxCost, "max-build-cost", kustomize.DefaultMaxCost, "most a kustomize build may cost, as estimated before it runs (SECURITY.md)")
 	renderCmd.Flags().Var(byteSize{&opts.Build.MaxOutput, kustomize.DefaultMaxOutput}, "max-build-output", "most bytes a kustomize build may output, estimated before it runs and counted after")
 	renderCmd.Flags().DurationVar(&opts.Build.MaxTime, "max-build-time", kustomize.DefaultMaxTime, "longest a kustomize build may run: a backstop to --max-build-cost")
+	renderCmd.Flags().Var(byteSize{&maxMemory, defaultMaxMemory}, "max-memory", "most memory the render may hold (the Go runtime's own figures, read every 10 ms): past it the process stops, exit 1")
 	renderCmd.Flags().BoolVar(&opts.Strict, "strict", false, "fail on any warning (exit 1, nothing on stdout): Argo CD shows a plugin's stderr only when it fails")
 	renderCmd.Flags().BoolVar(&renderArgoCD, "argocd-env", false, argoCDRenderFlagUsage)
 

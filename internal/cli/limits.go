@@ -103,6 +103,8 @@ var Limits = []Limit{
 		"fn results: a name, file, field or value a result repeats"},
 	{"echoed message", countString(fn.MaxMessage) + " bytes", "", "",
 		"fn results: a whole message, also on stderr"},
+	{"memory, hard (render)", loader.Size(defaultMaxMemory), "--max-memory", "",
+		"the render command (internal/cli.watchMemory): the Go runtime's own figures, read at start and every 10 ms; past the ceiling the process stops, exit 1, nothing on stdout"},
 	{"heap, soft (render mode)", loader.Size(renderMemoryLimit), "", "",
 		"the render command (internal/cli.heapLimit), once for the process, unless GOMEMLIMIT is set; the collector works harder past it, nothing fails"},
 	{"heap, soft (kustomize build)", loader.Size(buildMemoryLimit), "", "",

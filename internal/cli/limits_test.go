@@ -119,6 +119,7 @@ var userLimits = []struct{ name, def, flag, configKey string }{
 	{"error results", "100", "", ""},
 	{"echoed value", "256 bytes", "", ""},
 	{"echoed message", "4096 bytes", "", ""},
+	{"memory, hard (render)", "600Mi", "--max-memory", ""},
 	{"heap, soft (render mode)", "192Mi", "", ""},
 	{"heap, soft (kustomize build)", "512Mi", "", ""},
 	{"heap, soft (discover)", "96Mi", "", ""},

@@ -417,3 +417,26 @@ func TestPairCheckWarns(t *testing.T) {
 		assert.Empty(t, res.stderr)
 	})
 }
+
+// The render holds itself to a memory ceiling by construction (--max-memory,
+// read from the Go runtime every 10 ms): a few kilobytes of JSON-patch copy
+// operations, each doubling a ConfigMap's data, stop at the ceiling with
+// exit 1 and nothing on stdout, where they would take the sidecar past its
+// container's limit (issue 35, item 1). At its default the same render of an
+// ordinary repository passes.
+func TestMemoryCeilingStopsTheRender(t *testing.T) {
+	var ops strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&ops, "    - op: copy\n      from: /data\n      path: /data/d%d\n", i)
+	}
+	root := layout(t, map[string]string{
+		"kustomization.yaml": "resources: [cm.yaml]\npatches:\n- target: {kind: ConfigMap}\n  patch: |-\n" + ops.String(),
+		"cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata:\n  a: " + strings.Repeat("x", 100_000) + "\n",
+	}, nil)
+	refused(t, render(t, root, "", "--max-memory", "128Mi", "."),
+		"error: the render passed its memory ceiling of 128Mi (--max-memory) and was stopped")
+
+	ok := layout(t, map[string]string{"apps/flapp.yaml": flapp("normal", "leader", "Leader", 2, true)}, nil)
+	res := render(t, ok, "", "apps")
+	assert.Equal(t, 0, res.exitCode, res.stderr)
+}

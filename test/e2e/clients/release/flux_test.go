@@ -28,7 +28,7 @@ type workflow struct {
 		Strategy    struct {
 			Matrix map[string]any `yaml:"matrix"`
 		} `yaml:"strategy"`
-		Steps       []struct {
+		Steps []struct {
 			ID    string            `yaml:"id"`
 			Name  string            `yaml:"name"`
 			Uses  string            `yaml:"uses"`
