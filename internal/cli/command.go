@@ -138,6 +138,9 @@ cannot be read: the contract of Argo CD's discover.find command.`,
 				dopts = DiscoverOptionsFromArgoCD(os.LookupEnv, dopts, cmd.Flags().Changed)
 			}
 			heapLimit(discoverMemoryLimit)
+			// The render's hard ceiling too: Argo CD runs discover on every
+			// refresh, in the same sidecar.
+			defer watchMemory(defaultMaxMemory, cmd.ErrOrStderr())()
 			return RunDiscover(dopts, cmd.OutOrStdout())
 		},
 	}

@@ -31,7 +31,7 @@ func watchMemory(ceiling int64, errOut io.Writer) (stop func()) {
 	check := func() {
 		metrics.Read(samples)
 		if held := int64(samples[0].Value.Uint64() - samples[1].Value.Uint64()); held > ceiling {
-			_, _ = fmt.Fprintf(errOut, "error: the render passed its memory ceiling of %s (--max-memory) and was stopped: "+
+			_, _ = fmt.Fprintf(errOut, "error: flapp-services passed its memory ceiling of %s (render's --max-memory) and was stopped: "+
 				"the repository's kustomizations or FLApps make more than the sidecar can hold; nothing was rendered\n", loader.Size(ceiling))
 			os.Exit(1)
 		}

@@ -434,7 +434,7 @@ func TestMemoryCeilingStopsTheRender(t *testing.T) {
 		"cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata:\n  a: " + strings.Repeat("x", 100_000) + "\n",
 	}, nil)
 	refused(t, render(t, root, "", "--max-memory", "128Mi", "."),
-		"error: the render passed its memory ceiling of 128Mi (--max-memory) and was stopped")
+		"error: flapp-services passed its memory ceiling of 128Mi (render's --max-memory) and was stopped")
 
 	ok := layout(t, map[string]string{"apps/flapp.yaml": flapp("normal", "leader", "Leader", 2, true)}, nil)
 	res := render(t, ok, "", "apps")
