@@ -60,6 +60,7 @@ func newCommand(version string) *cobra.Command {
 	var opts RenderOptions
 	var renderArgoCD, discoverArgoCD bool
 	var maxMemory int64 // defaultMaxMemory when 0
+	maxCPU := defaultMaxCPUTime
 	renderCmd := &cobra.Command{
 		Use:   "render [PATH...]",
 		Short: "Print the given manifests plus the generated Services as one YAML stream",
@@ -96,7 +97,10 @@ stdout and the exit code is 1. Details: ` + readme,
 				}
 			}
 			heapLimit(renderMemoryLimit)
-			defer watchMemory(cmp.Or(maxMemory, defaultMaxMemory), cmd.ErrOrStderr())()
+			if maxCPU <= 0 {
+				return fmt.Errorf("--max-cpu-time must be positive")
+			}
+			defer watch(cmp.Or(maxMemory, defaultMaxMemory), maxCPU, cmd.ErrOrStderr())()
 			return RunRender(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -116,6 +120,7 @@ stdout and the exit code is 1. Details: ` + readme,
 	renderCmd.Flags().Var(byteSize{&opts.Build.MaxOutput, kustomize.DefaultMaxOutput}, "max-build-output", "most bytes a kustomize build may output, estimated before it runs and counted after")
 	renderCmd.Flags().DurationVar(&opts.Build.MaxTime, "max-build-time", kustomize.DefaultMaxTime, "longest a kustomize build may run: a backstop to --max-build-cost")
 	renderCmd.Flags().Var(byteSize{&maxMemory, defaultMaxMemory}, "max-memory", "most memory the render may hold (the Go runtime's own figures, read every 10 ms): past it the process stops, exit 1")
+	renderCmd.Flags().DurationVar(&maxCPU, "max-cpu-time", defaultMaxCPUTime, "most CPU time the whole render may use, serialization included (read every 10 ms): past it the process stops, exit 1")
 	renderCmd.Flags().BoolVar(&opts.Strict, "strict", false, "fail on any warning (exit 1, nothing on stdout): Argo CD shows a plugin's stderr only when it fails")
 	renderCmd.Flags().BoolVar(&renderArgoCD, "argocd-env", false, argoCDRenderFlagUsage)
 
@@ -140,7 +145,7 @@ cannot be read: the contract of Argo CD's discover.find command.`,
 			heapLimit(discoverMemoryLimit)
 			// The render's hard ceiling too: Argo CD runs discover on every
 			// refresh, in the same sidecar.
-			defer watchMemory(defaultMaxMemory, cmd.ErrOrStderr())()
+			defer watch(defaultMaxMemory, defaultMaxCPUTime, cmd.ErrOrStderr())()
 			return RunDiscover(dopts, cmd.OutOrStdout())
 		},
 	}

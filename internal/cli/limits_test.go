@@ -120,6 +120,7 @@ var userLimits = []struct{ name, def, flag, configKey string }{
 	{"echoed value", "256 bytes", "", ""},
 	{"echoed message", "4096 bytes", "", ""},
 	{"memory, hard (render)", "600Mi", "--max-memory", ""},
+	{"CPU time (render)", "1m0s", "--max-cpu-time", ""},
 	{"heap, soft (render mode)", "192Mi", "", ""},
 	{"heap, soft (kustomize build)", "512Mi", "", ""},
 	{"heap, soft (discover)", "96Mi", "", ""},

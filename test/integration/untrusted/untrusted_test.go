@@ -435,6 +435,10 @@ func TestMemoryCeilingStopsTheRender(t *testing.T) {
 	}, nil)
 	refused(t, render(t, root, "", "--max-memory", "128Mi", "."),
 		"error: flapp-services passed its memory ceiling of 128Mi (render's --max-memory) and was stopped")
+	// The CPU time of the whole render, a ceiling of 1 ms: passed before the
+	// first document is read.
+	refused(t, render(t, root, "", "--max-cpu-time", "1ms", "."),
+		"error: flapp-services passed its CPU time ceiling of 1ms (render's --max-cpu-time) and was stopped")
 
 	ok := layout(t, map[string]string{"apps/flapp.yaml": flapp("normal", "leader", "Leader", 2, true)}, nil)
 	res := render(t, ok, "", "apps")
