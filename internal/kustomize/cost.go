@@ -105,7 +105,7 @@ func (c *Cost) finish(transforms, metadata int64) {
 }
 
 // checkCost records the ceilings the estimated cost passes.
-func (b *Build) checkCost(chain []string) {
+func (b *Build) checkCost(chain *chain) {
 	c, l := b.Cost, b.limits
 	if c.Builds > l.MaxBuilds {
 		b.problem(chain, "", "the build runs %s kustomization builds (a base is built once for each way it is reached), over the ceiling of %d (--max-build-count)", count(c.Builds), l.MaxBuilds)

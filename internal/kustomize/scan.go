@@ -184,13 +184,13 @@ func Scan(tree *loader.Tree, dir, file string, restrictRoot bool, limits Limits,
 		resmaps: resmap.NewFactory(provider.NewDefaultDepProvider().GetResourceFactory()),
 	}
 	s := scan{Build: b, estimate: estimate}
-	cost, err := s.visit(dir, []string{file}, "")
+	cost, err := s.visit(dir, &chain{name: file}, "")
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	b.Cost = cost
 	if estimate {
-		b.checkCost([]string{file})
+		b.checkCost(&chain{name: file})
 		if len(b.Functions) == 0 && len(b.Problems) == 0 {
 			if err := b.addRenderEntry(); err != nil {
 				return nil, fmt.Errorf("%s: %w", file, err)
@@ -255,8 +255,8 @@ type scan struct {
 }
 
 // problem records a problem, up to maxProblems, once.
-func (b *Build) problem(chain []string, entry, format string, args ...any) {
-	p := Problem{Chain: slices.Clone(chain), Entry: entry, Msg: fmt.Sprintf(format, args...)}
+func (b *Build) problem(chain *chain, entry, format string, args ...any) {
+	p := Problem{Chain: chain.list(), Entry: entry, Msg: fmt.Sprintf(format, args...)}
 	if len(b.Problems) < maxProblems && !slices.ContainsFunc(b.Problems, func(q Problem) bool { return q.String() == p.String() }) {
 		b.Problems = append(b.Problems, p)
 	}
@@ -281,7 +281,7 @@ var errCycle = errors.New("it is part of a cycle: a kustomization that includes 
 // builds it once per reference. Its error is the root's own failure to
 // read its kustomization; below the root a caller makes it a problem at
 // the entry that led there.
-func (s *scan) visit(dir string, chain []string, plugins string) (Cost, error) {
+func (s *scan) visit(dir string, chain *chain, plugins string) (Cost, error) {
 	resolved, err := s.tree.Resolve(dir)
 	if err != nil {
 		return Cost{}, err
@@ -314,7 +314,7 @@ func (s *scan) visit(dir string, chain []string, plugins string) (Cost, error) {
 	if err := k.Unmarshal(content); err != nil {
 		return Cost{}, fmt.Errorf("not a kustomization: %w", err)
 	}
-	root := len(chain) == 1 && plugins == ""
+	root := chain.up == nil && plugins == ""
 	if root {
 		s.metadata, s.sortOptions = k.BuildMetadata, k.SortOptions
 		// Only where nothing can change objects after the transformers:
@@ -396,19 +396,37 @@ func (s *scan) visit(dir string, chain []string, plugins string) (Cost, error) {
 	return own, nil
 }
 
+// chain is the kustomization files from the root's to the one being
+// scanned, each as the one before refers to it, the last first: one node a
+// level, shared by everything below it, so a chain of n bases costs n nodes
+// (a copy a level would cost n²/2). A problem lists it (Problem.Chain).
+type chain struct {
+	up   *chain
+	name string
+}
+
+// list is the chain from the root's kustomization on.
+func (c *chain) list() []string {
+	var names []string
+	for ; c != nil; c = c.up {
+		names = append(names, c.name)
+	}
+	slices.Reverse(names)
+	return names
+}
+
 // descend is the chain to the kustomization a directory entry leads to:
 // the referrer names its entry, the directory's kustomization file is
 // named as the referrer refers to it.
-func descend(chain []string, at, entry, file string) []string {
-	next := slices.Clone(chain)
-	next[len(next)-1] += " (" + at + ")"
-	return append(next, path.Join(filepath.ToSlash(entry), filepath.Base(file)))
+func descend(c *chain, at, entry, file string) *chain {
+	referrer := &chain{up: c.up, name: c.name + " (" + at + ")"}
+	return &chain{up: referrer, name: path.Join(filepath.ToSlash(entry), filepath.Base(file))}
 }
 
 // subBuild scans the kustomization of the directory full, which the entry
 // at of chain's last kustomization names as entry; what stops it is a
 // problem at that entry.
-func (s *scan) subBuild(chain []string, at, entry, full string, plugins string) Cost {
+func (s *scan) subBuild(chain *chain, at, entry, full string, plugins string) Cost {
 	file, ok := s.kustomizationFile(full)
 	if !ok {
 		return Cost{} // kustomize says what is missing
@@ -425,7 +443,7 @@ func (s *scan) subBuild(chain []string, at, entry, full string, plugins string) 
 // refuseExecuting records the fields whose build runs a program: Helm
 // chart inflation runs helm. legacy is how many of the helmCharts came
 // from helmChartInflationGenerator, which FixKustomization moved there.
-func (s *scan) refuseExecuting(chain []string, k *types.Kustomization, legacy int) {
+func (s *scan) refuseExecuting(chain *chain, k *types.Kustomization, legacy int) {
 	const why = "Helm chart inflation runs the helm program, which flapp-services' build never runs: " +
 		"render the chart with helm template and pipe it to flapp-services render -"
 	for i := range k.HelmCharts {
@@ -445,7 +463,7 @@ func (s *scan) refuseExecuting(chain []string, k *types.Kustomization, legacy in
 // must be a path inside the repository, and each the build parses must be
 // within the node ceiling. A missing one is left to kustomize, which reads
 // it through the same confined file system.
-func (s *scan) dataPaths(chain []string, dir string, k *types.Kustomization) {
+func (s *scan) dataPaths(chain *chain, dir string, k *types.Kustomization) {
 	for _, f := range filePaths(k) {
 		resolved, err := s.local(dir, f.path)
 		switch {
@@ -489,7 +507,7 @@ func (s *scan) local(dir, p string) (string, error) {
 // when p is remote, outside or nothing at all (kustomize would try it as a
 // remote repository). It returns the path to read and whether it is a
 // directory, or "" when there is a problem.
-func (s *scan) existing(chain []string, at, dir, p string) (string, bool) {
+func (s *scan) existing(chain *chain, at, dir, p string) (string, bool) {
 	resolved, err := s.local(dir, p)
 	if err != nil {
 		s.problem(chain, at, "%v", err)
@@ -510,7 +528,7 @@ func (s *scan) existing(chain []string, at, dir, p string) (string, bool) {
 
 // resource scans one entry of resources or components: a file of objects,
 // or a directory with a kustomization of its own.
-func (s *scan) resource(chain []string, dir, at, p string, plugins string) Cost {
+func (s *scan) resource(chain *chain, dir, at, p string, plugins string) Cost {
 	full, isDir := s.existing(chain, at, dir, p)
 	switch {
 	case full == "":
@@ -520,7 +538,7 @@ func (s *scan) resource(chain []string, dir, at, p string, plugins string) Cost 
 	case plugins != "":
 		// A plugin directory's resources are plugin configurations: its
 		// objects are the transformations it brings its referrer.
-		n, _ := s.pluginFile(chain, chain[len(chain)-1], at, full, plugins)
+		n, _ := s.pluginFile(chain, chain.name, at, full, plugins)
 		return Cost{Objects: n}
 	case !s.estimate:
 		return Cost{}
@@ -548,7 +566,7 @@ func (s *scan) resource(chain []string, dir, at, p string, plugins string) Cost 
 // are. It returns what it costs, its Objects being the configurations it
 // holds; whether it is flapp-services' own entry; and, for an inline one,
 // the entry as the build reads it (a file's is rewritten in place).
-func (s *scan) plugin(chain []string, kustName, dir, field string, i int, entry string) (Cost, bool, string) {
+func (s *scan) plugin(chain *chain, kustName, dir, field string, i int, entry string) (Cost, bool, string) {
 	at := fmt.Sprintf("%s[%d]", field, i)
 	// Held to the ceilings before kustomize's parser sees it, which
 	// expands aliases.
@@ -591,7 +609,7 @@ func (s *scan) plugin(chain []string, kustName, dir, field string, i int, entry 
 // the kustomization listing it, as messages name it. A file of
 // flapp-services' entries is read by the build as entryKind; ours says
 // the file is one.
-func (s *scan) pluginFile(chain []string, kustName, at, full, field string) (n int64, ours bool) {
+func (s *scan) pluginFile(chain *chain, kustName, at, full, field string) (n int64, ours bool) {
 	data, err := s.readFile(full)
 	if err != nil {
 		s.problem(chain, at, "%v", err)
@@ -644,7 +662,7 @@ func (s *scan) entries(objects []*yaml.RNode, first int) (string, error) {
 // own. kustName is the kustomization file listing the entry and source the
 // file the configurations are in (the kustomization itself when inline),
 // both as messages name them.
-func (s *scan) classify(chain []string, kustName, at, field, source string, objects []*yaml.RNode, inline bool) bool {
+func (s *scan) classify(chain *chain, kustName, at, field, source string, objects []*yaml.RNode, inline bool) bool {
 	where := source
 	if inline {
 		where = "the inline entry"
@@ -676,7 +694,7 @@ func (s *scan) classify(chain []string, kustName, at, field, source string, obje
 
 // checkConfigs records a problem when data holds more documents than a
 // plugin file may, and says whether it is within the ceiling.
-func (s *scan) checkConfigs(chain []string, at, where string, data []byte) bool {
+func (s *scan) checkConfigs(chain *chain, at, where string, data []byte) bool {
 	if n := len(splitDocuments(data)); n > maxPluginConfigs {
 		s.problem(chain, at, "%s holds %d plugin configurations, over the ceiling of %d", where, n, maxPluginConfigs)
 		return false
