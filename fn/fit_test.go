@@ -10,7 +10,7 @@ import (
 )
 
 // A build's output: FLApp mnist (2 Workers) and what an entry generated
-// for it, written by hand as the operator makes them (DOMAIN.md section 2)
+// for it, written by hand as the operator makes them (README.md, Where it differs from the fedlearner operator)
 // with this tool's two marks.
 const (
 	builtFLApp = `apiVersion: fedlearner.k8s.io/v1alpha1
@@ -115,7 +115,7 @@ func TestChangedByNamesTheChangesOfTheField(t *testing.T) {
 }
 
 // apiVersion and kind are plain strings: kind: !!binary RkxBcHA= is FLApp
-// to Argo CD's JSON decoder and would pass through unrendered (issue 35).
+// to Argo CD's JSON decoder and would pass through unrendered.
 func TestTypeIsAPlainString(t *testing.T) {
 	for doc, refused := range map[string]bool{
 		"apiVersion: v1\nkind: !!binary RkxBcHA=\nmetadata: {name: x}\n":                                true,
@@ -134,7 +134,7 @@ func TestTypeIsAPlainString(t *testing.T) {
 
 // A configuration from the repository may lower the ceilings, not raise
 // them: at the default passes, one past it is refused, naming the setting
-// (issue 35, item 4).
+// .
 func TestConfigCannotRaiseTheCeilings(t *testing.T) {
 	for doc, want := range map[string]string{
 		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {maxServices: \"100000\"}\n":        "",

@@ -26,7 +26,7 @@ func fitApp() *FLApp {
 	}
 }
 
-// workerOne is, written out by hand from DOMAIN.md section 2, the Service
+// workerOne is, written out by hand from README.md, Where it differs from the fedlearner operator, the Service
 // the operator makes for Worker 1 of fitApp (plus the documented UDP
 // protocol it would drop): the Service that fits.
 func workerOne() *corev1.Service {

@@ -105,7 +105,7 @@ func TestRenderBuildRunsEachEntryWithItsOwnConfig(t *testing.T) {
 // invariant, fn/fit.go): an overlay that changes the FLApp or its Services
 // after the base's entry ran is refused, naming the Service or FLApp, the
 // field, and the overlay's transformation; one that leaves them fitting
-// renders. Expectations are the operator's rules (DOMAIN.md section 8): its
+// renders. Expectations are the operator's rules (README.md, Beside the operator): its
 // pods are labelled app-name: <the FLApp's name>, role, fl-replica-type,
 // fl-replica-index; it claims Services by app-name and role.
 func TestRenderBuildServicesFitTheOperator(t *testing.T) {
@@ -361,7 +361,7 @@ func TestRenderBuildBoundsTheServicesInPlace(t *testing.T) {
 // Git's metadata is never read, however it is named: it holds the token
 // actions/checkout persists, which a generator would print (base64 through
 // secretGenerator, past log masking) and render --check's diff would put in
-// the CI log (issue 35).
+// the CI log.
 func TestRenderNeverReadsGitMetadata(t *testing.T) {
 	const token = "AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46Z2hzX3NlY3JldA=="
 	for name, tc := range map[string]struct {
@@ -402,7 +402,7 @@ func TestRenderNeverReadsGitMetadata(t *testing.T) {
 	}
 }
 
-// What made kustomize panic (issue 35, item 3) is a refusal naming the
+// What made kustomize panic is a refusal naming the
 // kustomization: exit 1, nothing on stdout, no stack trace.
 func TestRenderBuildPanicsAreRefusals(t *testing.T) {
 	for name, files := range map[string]map[string]string{

@@ -11,7 +11,7 @@ import (
 	"github.com/fedlearner/flapp-services/internal/loader"
 )
 
-// The ceilings the process holds itself to, by construction (issue 35):
+// The ceilings the process holds itself to, by construction:
 // whatever the estimates before a build say, no input takes it past them.
 const (
 	// defaultMaxMemory is below the 640 MiB the Argo CD sidecar is given

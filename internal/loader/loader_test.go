@@ -276,7 +276,7 @@ func TestStdinCountsWithTheFiles(t *testing.T) {
 
 // No message tells whether a path outside the tree exists: a link to an
 // outside file that exists, and one to an outside file that does not, in
-// one hop or two, as a file or a directory, get the same words (issue 35).
+// one hop or two, as a file or a directory, get the same words.
 func TestLinksOutsideAreNoExistenceOracle(t *testing.T) {
 	for name, links := range map[string][2]string{
 		"one hop":   {"../../secret.yaml", "../../missing.yaml"},

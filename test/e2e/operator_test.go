@@ -14,7 +14,7 @@ import (
 // The fedlearner operator cannot run here (README.md, "Beside the operator":
 // its source is neither served nor committable); what it does to a Service
 // that concerns the API server is reproduced with the Service it makes,
-// written by hand from its code (DOMAIN.md section 2: it drops a port's
+// written by hand from its code (README.md, Where it differs from the fedlearner operator: it drops a port's
 // protocol), and the real API server decides.
 //
 // When the operator made a replica's Service first, a server-side apply of

@@ -422,7 +422,7 @@ func TestPairCheckWarns(t *testing.T) {
 // read from the Go runtime every 10 ms): a few kilobytes of JSON-patch copy
 // operations, each doubling a ConfigMap's data, stop at the ceiling with
 // exit 1 and nothing on stdout, where they would take the sidecar past its
-// container's limit (issue 35, item 1). At its default the same render of an
+// container's limit. At its default the same render of an
 // ordinary repository passes.
 func TestMemoryCeilingStopsTheRender(t *testing.T) {
 	var ops strings.Builder
