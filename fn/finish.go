@@ -29,11 +29,8 @@ func (r *Run) Finish(cfg Config) (*Output, Results) {
 	names := newNameClaims(r.foreign)
 	var unknownUID []string
 	for _, f := range r.flapps {
-		plan, errs := render.NewPlan(f.app, opts)
-		for _, e := range errs {
-			results = append(results, validationError(f, e))
-		}
-		if len(errs) > 0 {
+		plan, errs := planOf(f, opts)
+		if results = append(results, errs...); len(errs) > 0 {
 			continue
 		}
 		if plan.UID() == "" && opts.OwnerReferences == render.OwnerReferencesIfKnown && plan.Count() > 0 {
@@ -64,6 +61,17 @@ func (r *Run) Finish(cfg Config) (*Output, Results) {
 			len(unknownUID), abbreviate(unknownUID, 10))))
 	}
 	return out, finish(results)
+}
+
+// planOf plans f's Services, or says why it cannot: render's validation
+// errors, as results at f.
+func planOf(f *flapp, opts render.Options) (*render.Plan, Results) {
+	plan, errs := render.NewPlan(f.app, opts)
+	var results Results
+	for _, e := range errs {
+		results = append(results, validationError(f, e))
+	}
+	return plan, results
 }
 
 func finish(results Results) Results {

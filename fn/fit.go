@@ -90,11 +90,8 @@ func (r *Run) checkFit(out *Output) Results {
 	}
 	matched := make(map[objectKey]bool, len(r.built))
 	for _, f := range r.builtFLApps {
-		plan, errs := render.NewPlan(f.app, fitOptions)
-		for _, e := range errs {
-			results = append(results, validationError(f, e))
-		}
-		if len(errs) > 0 {
+		plan, errs := planOf(f, fitOptions)
+		if results = append(results, errs...); len(errs) > 0 {
 			continue
 		}
 		for n := range plan.Count() {
