@@ -27,15 +27,15 @@ func TestSiblingSharingANamePrefixIsOutside(t *testing.T) {
 	}{
 		"file link into a sibling of the PATH": {
 			links: map[string]string{"repo/apps/link.yaml": "../apps-secret/db.yaml"},
-			args:  []string{"apps"}, want: []string{"apps/link.yaml", "../apps-secret/db.yaml", "outside apps"},
+			args:  []string{"apps"}, want: []string{"apps/link.yaml", "../apps-secret/db.yaml", "does not lead to a file inside apps"},
 		},
 		"directory link into a sibling of the PATH": {
 			links: map[string]string{"repo/apps/vendor": "../apps-secret"},
-			args:  []string{"apps"}, want: []string{"apps/vendor", "../apps-secret", "outside apps"},
+			args:  []string{"apps"}, want: []string{"apps/vendor", "../apps-secret", "does not lead to a file inside apps"},
 		},
 		"the PATH is a link into a sibling of the current directory": {
 			links: map[string]string{"repo/deploy": "../repo-secret"},
-			args:  []string{"deploy"}, want: []string{"deploy", "../repo-secret", "outside the current directory"},
+			args:  []string{"deploy"}, want: []string{"deploy", "../repo-secret", "does not lead to a file inside the current directory"},
 		},
 		"--config through a link into a sibling of the current directory": {
 			links: map[string]string{"repo/cfg.yaml": "../repo-secret/cfg.yaml"},
