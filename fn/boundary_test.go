@@ -189,6 +189,7 @@ func TestSplitServiceName(t *testing.T) {
 		"a-leader-worker-":            {},
 		"a-leader-worker-12345678901": {},
 		"a-leader-worker-x":           {},
+		"a-leader-worker-+1":          {},
 		"a-leader-worker- 1":          {},
 		"a-leader-worker--1":          {"a-leader-worker--", 1, true},
 		"worker0":                     {},
@@ -211,7 +212,7 @@ func TestSplitServiceName(t *testing.T) {
 func TestForeignServiceNames(t *testing.T) {
 	flapp := flappDoc("ns", "a", "Leader", "", "Worker=2")
 	generated := []string{"ns/a-leader-worker-0", "ns/a-leader-worker-1"}
-	for _, name := range []string{"a-leader-worker-00", "a-leader-worker-01", "a-leader-worker-2", "a-leader-worker-", "a-leader-worker"} {
+	for _, name := range []string{"a-leader-worker-00", "a-leader-worker-01", "a-leader-worker-2", "a-leader-worker-", "a-leader-worker", "a-leader-worker-+1"} {
 		out, results := runDocs(t, DefaultConfig(), flapp, serviceDoc("ns", name, false, "", "", "", ""))
 		require.Zero(t, results.ExitCode(), "%s: %s", name, results.Error())
 		assert.Equal(t, generated, serviceNames(out), name)

@@ -100,11 +100,11 @@ func newNameClaims(foreign map[objectKey]Origin) *nameClaims {
 func splitServiceName(key objectKey) (objectKey, int, bool) {
 	at := strings.LastIndexByte(key.name, '-')
 	digits := key.name[at+1:]
-	if at < 0 || digits == "" || len(digits) > 1 && digits[0] == '0' || len(digits) > 10 {
+	if at < 0 || digits == "" || len(digits) > 1 && digits[0] == '0' || len(digits) > 10 || strings.Trim(digits, "0123456789") != "" {
 		return objectKey{}, 0, false
 	}
 	index, err := strconv.Atoi(digits)
-	if err != nil || index < 0 {
+	if err != nil {
 		return objectKey{}, 0, false
 	}
 	return objectKey{key.namespace, key.name[:at+1]}, index, true
