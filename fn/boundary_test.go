@@ -416,3 +416,16 @@ func TestReplicaTypesDifferingInCase(t *testing.T) {
 	assert.Equal(t, []string{"Duplicate value: \"worker\": replica types Worker and worker differ only in case, so both would generate the Services a-leader-worker-0, ...: rename or merge one of them"},
 		messages(results, framework.Error))
 }
+
+// With types Worker (0 replicas) and worker (2), the Services are worker's:
+// one past its last index is pruned naming worker and its replicas.
+func TestPruneNamesTheTypeThatGenerates(t *testing.T) {
+	_, results := runDocs(t, DefaultConfig(),
+		flappDoc("ns", "a", "Leader", "u1", "Worker=0", "worker=2"),
+		serviceDoc("ns", "a-leader-worker-2", true, "a", "leader", "worker", "2"))
+	require.Zero(t, results.ExitCode(), results.Error())
+	assert.Equal(t, []string{
+		"generated 2 Service(s) owned by UID u1",
+		"pruned Service ns/a-leader-worker-2: replica index 2 is not below replicas (2) of worker in FLApp ns/a",
+	}, sortedMessages(results, framework.Info))
+}
