@@ -1,6 +1,7 @@
 package kustomize
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -137,4 +138,46 @@ func TestRunStopsAtItsDeadline(t *testing.T) {
 	require.EqualError(t, err, "the build ran past its deadline of 200ms (--max-build-time): its cost is beyond what the scan estimates; "+
 		"split the application, or raise the deadline and Argo CD's timeout together")
 	assert.GreaterOrEqual(t, elapsed, deadline, "not before the deadline")
+}
+
+// --max-build-output, estimated by the scan and counted after the build:
+// at the ceiling the build runs, one byte under it is refused, by the
+// estimate when it sees the excess, else after the build.
+func TestMaxOutputBoundary(t *testing.T) {
+	keepAll := fakeEntries{run: func(_ *Function, _ *yaml.RNode, objects []Object) ([]bool, []byte, error) {
+		keep := make([]bool, len(objects))
+		for i := range keep {
+			keep[i] = true
+		}
+		return keep, nil, nil
+	}}
+	v := strings.Repeat("v", 100)
+	block := "apiVersion: v1\ndata:\n  k: " + v + "\nkind: ConfigMap\nmetadata:\n  name: cm\n"
+	twice := "apiVersion: v1\ndata:\n  a: " + v + "\n  b: " + v + "\nkind: ConfigMap\nmetadata:\n  name: cm\n"
+	for _, c := range []struct{ name, file, want, refusal string }{
+		// As written in block style, the file is as long as the output.
+		{"block", block, block, fmt.Sprintf("kustomization.yaml: the build's output is estimated at %d bytes (names, labels and annotations added to each of 1 objects), "+
+			"over the ceiling of %d bytes (--max-build-output)", len(block), len(block)-1)},
+		// An alias is shorter than the value it repeats: the estimate passes.
+		{"alias", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {a: &v " + v + ", b: *v}\n", twice,
+			fmt.Sprintf("the build's output is %d bytes, over the ceiling of %d bytes (--max-build-output)", len(twice), len(twice)-1)},
+	} {
+		n := int64(len(c.want))
+		tr := tree(t, map[string]string{"kustomization.yaml": "resources: [cm.yaml]\n", "cm.yaml": c.file})
+		b, err := Scan(tr, tr.Dir(), "kustomization.yaml", true, Limits{MaxOutput: n}, true)
+		require.NoError(t, err)
+		require.Empty(t, b.Problems, c.name)
+		data, err := b.Run(keepAll)
+		require.NoError(t, err, c.name)
+		assert.Equal(t, c.want, string(data), c.name)
+
+		b, err = Scan(tr, tr.Dir(), "kustomization.yaml", true, Limits{MaxOutput: n - 1}, true)
+		require.NoError(t, err)
+		if len(b.Problems) > 0 {
+			assert.Equal(t, c.refusal, b.Problems[0].String(), c.name)
+			continue
+		}
+		_, err = b.Run(keepAll)
+		assert.EqualError(t, err, c.refusal, c.name)
+	}
 }
