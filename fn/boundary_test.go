@@ -429,3 +429,49 @@ func TestPruneNamesTheTypeThatGenerates(t *testing.T) {
 		"pruned Service ns/a-leader-worker-2: replica index 2 is not below replicas (2) of worker in FLApp ns/a",
 	}, sortedMessages(results, framework.Info))
 }
+
+// Objects an in-place entry of a kustomize build already rendered are output
+// as they are (Add keeps them) and are not this run's: an FLApp among them
+// generates nothing, and a v1 Service among them, marked or not, is a
+// foreign Service, never replaced nor pruned.
+func TestRenderedObjects(t *testing.T) {
+	rendered := func(text string) Object {
+		return Object{Node: yaml.MustParse(text), Origin: Origin{File: "base/a.yaml", Build: "overlay", Rendered: true}}
+	}
+	run := func(objects ...Object) ([]bool, *Output, Results) {
+		r := NewRun()
+		var kept []bool
+		for _, o := range objects {
+			kept = append(kept, r.Add(o))
+		}
+		out, results := r.Finish(DefaultConfig())
+		return kept, out, results
+	}
+	app := Object{Node: yaml.MustParse(flappDoc("ns", "a", "Leader", "u1", "Worker=2")), Origin: Origin{File: "a.yaml"}}
+	marked := serviceDoc("ns", "a-leader-worker-5", true, "a", "leader", "worker", "5")
+
+	kept, out, results := run(app, rendered(marked), rendered(flappDoc("ns", "b", "Leader", "u2", "Worker=1")), rendered("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"))
+	require.Zero(t, results.ExitCode(), results.Error())
+	assert.Equal(t, []bool{true, true, true, true}, kept)
+	assert.Equal(t, []string{"ns/a-leader-worker-0", "ns/a-leader-worker-1"}, serviceNames(out), "b was rendered in place: nothing for it")
+	assert.Equal(t, []string{"generated 2 Service(s) owned by UID u1"}, messages(results, framework.Info), "the marked Service is not pruned")
+
+	for _, name := range []string{"a-leader-worker-1", "a-leader-worker-0"} {
+		_, out, results = run(app, rendered(serviceDoc("ns", name, true, "a", "leader", "worker", "0")))
+		assert.Nil(t, out, name)
+		assert.Equal(t, []string{"Service ns/" + name + " would be generated for FLApp a, but the input already holds a Service of that name that flapp-services did not generate (in base/a.yaml (in the build of overlay)); " +
+			"it is left as it is: remove or rename it, or rename the FLApp"}, messages(results, framework.Error), name)
+	}
+	// Only a v1 Service holds a Service name.
+	for _, other := range []string{
+		"apiVersion: v2\nkind: Service\nmetadata: {name: a-leader-worker-0, namespace: ns}\n",
+		"apiVersion: v1\nkind: Endpoints\nmetadata: {name: a-leader-worker-0, namespace: ns}\n",
+	} {
+		_, out, results = run(app, rendered(other))
+		require.Zero(t, results.ExitCode(), results.Error())
+		assert.Len(t, serviceNames(out), 2, other)
+	}
+	kept, _, results = run(app, Object{Origin: Origin{Rendered: true}})
+	assert.Equal(t, []bool{true, true}, kept, "nothing to read in a rendered nil")
+	require.Zero(t, results.ExitCode(), results.Error())
+}

@@ -111,3 +111,28 @@ func TestLongestServiceNameBoundary(t *testing.T) {
 	require.Len(t, errs, 1)
 	assert.Contains(t, errs[0].Error(), "-leader-w-10\" (64 characters) is not a valid DNS-1035 label")
 }
+
+// The role is required and must be the CRD's pattern; the UID a plan's
+// Services carry is the FLApp's, unless the policy is Never.
+func TestRoleAndUID(t *testing.T) {
+	a := app("a", "", map[string]ReplicaSpec{"Worker": replicas(1, port("p", 1))})
+	errs := Validate(a, Options{})
+	require.Len(t, errs, 1)
+	assert.Equal(t, "spec.role: Required value: must be Leader or Follower[N]", errs[0].Error())
+	a.Spec.Role = "leader"
+	errs = Validate(a, Options{})
+	require.Len(t, errs, 1)
+	assert.Equal(t, `spec.role: Invalid value: "leader": must match ^Leader$|^Follower\d*$`, errs[0].Error())
+
+	a.Spec.Role = "Follower2"
+	p, errs := NewPlan(a, Options{})
+	require.Empty(t, errs)
+	assert.Equal(t, "", p.UID(), "no UID in the FLApp")
+	a.UID = "u1"
+	p, errs = NewPlan(a, Options{})
+	require.Empty(t, errs)
+	assert.Equal(t, "u1", p.UID())
+	p, errs = NewPlan(a, Options{OwnerReferences: OwnerReferencesNever})
+	require.Empty(t, errs)
+	assert.Equal(t, "", p.UID(), "Never")
+}
