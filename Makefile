@@ -147,13 +147,14 @@ mutation: $(GREMLINS)
 	  $(GREMLINS) unleash --workers $(MUTATION_WORKERS) --test-cpu 1 --timeout-coefficient $(MUTATION_TIMEOUT) \
 	    $(MUTATION_MUTATORS) -S lct -o bin/mutation/$$name.json $$pkg 2>&1 | tee bin/mutation/$$name.log; \
 	done
-	@echo "== mutation: scores (killed / (killed + lived + not covered); timed out counts as killed)"
+	@echo "== mutation: score = killed / (killed + lived), timed out counted as killed (gremlins' efficacy);"
+	@echo "   covered = (killed + lived) / all: gremlins runs only mutants inside a Go coverage block"
 	@for pkg in $(MUTATION_PKGS); do \
 	  name=$$(echo $$pkg | sed 's|^\./||; s|/|-|g'); \
 	  sed -n 's/^Killed: \([0-9]*\), Lived: \([0-9]*\), Not covered: \([0-9]*\)$$/\1 \2 \3/p; s/^Timed out: \([0-9]*\),.*/\1/p' bin/mutation/$$name.log | \
-	    tr '\n' ' ' | awk -v pkg=$$pkg '{k=$$1+$$4; n=k+$$2+$$3; printf "%-40s killed %4d  lived %3d  not covered %3d  score %5.1f%%\n", pkg, k, $$2, $$3, n ? 100*k/n : 100}'; \
+	    tr '\n' ' ' | awk -v pkg=$$pkg '{k=$$1+$$4; r=k+$$2; printf "%-40s killed %4d  lived %3d  not covered %3d  score %5.1f%%  covered %5.1f%%\n", pkg, k, $$2, $$3, r ? 100*k/r : 100, r+$$3 ? 100*r/(r+$$3) : 100}'; \
 	done | tee bin/mutation/scores.txt
-	@awk '{k+=$$3; l+=$$5; c+=$$8} END {n=k+l+c; printf "%-40s killed %4d  lived %3d  not covered %3d  score %5.1f%%\n", "all", k, l, c, n ? 100*k/n : 100}' bin/mutation/scores.txt | tee -a bin/mutation/scores.txt
+	@awk '{k+=$$3; l+=$$5; c+=$$8} END {r=k+l; printf "%-40s killed %4d  lived %3d  not covered %3d  score %5.1f%%  covered %5.1f%%\n", "all", k, l, c, r ? 100*k/r : 100, r+c ? 100*r/(r+c) : 100}' bin/mutation/scores.txt | tee -a bin/mutation/scores.txt
 
 # The kustomize the tests run beside the function (their harnesses install the same one when it is missing).
 $(TOOLS)/kustomize:
