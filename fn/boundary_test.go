@@ -475,3 +475,41 @@ func TestRenderedObjects(t *testing.T) {
 	assert.Equal(t, []bool{true, true}, kept, "nothing to read in a rendered nil")
 	require.Zero(t, results.ExitCode(), results.Error())
 }
+
+// MaxErrors (100) errors are all shown; past it the rest are counted in one
+// more result.
+func TestErrorResultsCapped(t *testing.T) {
+	broken := func(n int) []string {
+		docs := make([]string, n)
+		for i := range docs {
+			docs[i] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: [x]}\n"
+		}
+		return docs
+	}
+	_, results := runDocs(t, DefaultConfig(), broken(100)...)
+	assert.Len(t, messages(results, framework.Error), 100)
+	_, results = runDocs(t, DefaultConfig(), broken(102)...)
+	errs := messages(results, framework.Error)
+	assert.Len(t, errs, 101)
+	assert.Contains(t, errs, "2 more errors not shown (the first 100 are)")
+}
+
+// The settings must be an object under data or spec.
+func TestConfigSettingsNotAnObject(t *testing.T) {
+	for text, want := range map[string]string{
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: [1]\n":                                   "functionConfig: data must be an object",
+		"apiVersion: fn.fedlearner.k8s.io/v1alpha1\nkind: FLAppServices\nmetadata: {name: c}\nspec: 5\n":      "functionConfig: spec must be an object",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {}\n":                                    "",
+		"apiVersion: v2\nkind: ConfigMap\nmetadata: {name: c}\n":                                              "functionConfig: unsupported functionConfig v2 ConfigMap: use a v1 ConfigMap or fn.fedlearner.k8s.io/v1alpha1 FLAppServices",
+		"apiVersion: fn.fedlearner.k8s.io/v1alpha2\nkind: FLAppServices\nmetadata: {name: c}\n":               "functionConfig: unsupported functionConfig fn.fedlearner.k8s.io/v1alpha2 FLAppServices: use a v1 ConfigMap or fn.fedlearner.k8s.io/v1alpha1 FLAppServices",
+		"apiVersion: fn.fedlearner.k8s.io/v1alpha1\nkind: FLAppServices\nmetadata: {name: c}\ndata: {a: b}\n": "functionConfig: unknown field(s) data in FLAppServices: settings belong under spec",
+	} {
+		cfg, results := ParseConfig(yaml.MustParse(text), Origin{})
+		assert.Equal(t, DefaultConfig(), cfg, text)
+		if want == "" {
+			assert.Empty(t, results, text)
+			continue
+		}
+		assert.Equal(t, []string{want}, messages(results, framework.Error), text)
+	}
+}
