@@ -118,6 +118,44 @@ tools:
 	  echo "== tools: $$step: done in $$(( $$(date +%s) - t0 ))s"; \
 	done
 
+## mutation: mutation testing (gremlins, installed into .cache/bin like the other tools) over
+## MUTATION_PKGS, one package at a time, each mutant against its own package's tests; prints
+## each package's counts and score, and writes gremlins' JSON to bin/mutation/. Slow (about
+## half an hour for ./fn on a loaded 2-core machine), so not part of .ci/run; DEVELOPMENT.md
+## (Mutation) records the last run. MUTATION_PKGS=./render make mutation runs one package.
+GREMLINS_VERSION := v0.6.0
+GREMLINS         := $(TOOLS)/gremlins-$(GREMLINS_VERSION)
+MUTATION_PKGS    ?= ./render ./fn ./internal/third_party/kyaml/krmio ./internal/loader ./internal/kustomize
+# Two workers of one CPU each keep both cores busy; a mutant's tests may take five times
+# what the unmutated package's took before they count as timed out (a load spike is not a kill).
+MUTATION_WORKERS ?= 2
+MUTATION_TIMEOUT ?= 5
+# Beside gremlins' defaults (arithmetic, boundaries, negations, ++/--, negatives): && and ||
+# swapped, break and continue swapped. fn/fntest, test helpers under ./fn, is not mutated.
+MUTATION_MUTATORS := --invert-logical --invert-loopctrl
+
+$(GREMLINS):
+	GOBIN=$(TOOLS) $(GO) install $(NODWARF) github.com/go-gremlins/gremlins/cmd/gremlins@$(GREMLINS_VERSION)
+	mv $(TOOLS)/gremlins $@
+
+.PHONY: mutation
+mutation: $(GREMLINS)
+	@mkdir -p bin/mutation
+	@set -e; for pkg in $(MUTATION_PKGS); do \
+	  name=$$(echo $$pkg | sed 's|^\./||; s|/|-|g'); \
+	  echo "== mutation: $$pkg"; \
+	  $(GREMLINS) unleash --workers $(MUTATION_WORKERS) --test-cpu 1 --timeout-coefficient $(MUTATION_TIMEOUT) \
+	    $(MUTATION_MUTATORS) --exclude-files 'fntest/' -S lct -o bin/mutation/$$name.json $$pkg 2>&1 | tee bin/mutation/$$name.log; \
+	done
+	@echo "== mutation: score = killed / (killed + lived), timed out counted as killed (gremlins' efficacy);"
+	@echo "   covered = (killed + lived) / all: gremlins runs only mutants inside a Go coverage block"
+	@for pkg in $(MUTATION_PKGS); do \
+	  name=$$(echo $$pkg | sed 's|^\./||; s|/|-|g'); \
+	  sed -n 's/^Killed: \([0-9]*\), Lived: \([0-9]*\), Not covered: \([0-9]*\)$$/\1 \2 \3/p; s/^Timed out: \([0-9]*\),.*/\1/p' bin/mutation/$$name.log | \
+	    tr '\n' ' ' | awk -v pkg=$$pkg '{k=$$1+$$4; r=k+$$2; printf "%-40s killed %4d  lived %3d  not covered %3d  score %5.1f%%  covered %5.1f%%\n", pkg, k, $$2, $$3, r ? 100*k/r : 100, r+$$3 ? 100*r/(r+$$3) : 100}'; \
+	done | tee bin/mutation/scores.txt
+	@awk '{k+=$$3; l+=$$5; c+=$$8} END {r=k+l; printf "%-40s killed %4d  lived %3d  not covered %3d  score %5.1f%%  covered %5.1f%%\n", "all", k, l, c, r ? 100*k/r : 100, r+c ? 100*r/(r+c) : 100}' bin/mutation/scores.txt | tee -a bin/mutation/scores.txt
+
 # The kustomize the tests run beside the function (their harnesses install the same one when it is missing).
 $(TOOLS)/kustomize:
 	cd "$${TMPDIR:-/tmp}" && GOBIN=$(TOOLS) GOTOOLCHAIN=local CGO_ENABLED=0 $(GO) install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)

@@ -109,11 +109,11 @@ func newNameClaims(foreign map[objectKey]Origin) *nameClaims {
 func splitServiceName(key objectKey) (objectKey, int, bool) {
 	at := strings.LastIndexByte(key.name, '-')
 	digits := key.name[at+1:]
-	if at < 0 || digits == "" || len(digits) > 1 && digits[0] == '0' || len(digits) > 10 {
+	if at < 0 || digits == "" || len(digits) > 1 && digits[0] == '0' || len(digits) > 10 || strings.Trim(digits, "0123456789") != "" {
 		return objectKey{}, 0, false
 	}
 	index, err := strconv.Atoi(digits)
-	if err != nil || index < 0 {
+	if err != nil {
 		return objectKey{}, 0, false
 	}
 	return objectKey{key.namespace, key.name[:at+1]}, index, true
@@ -192,13 +192,18 @@ func (r *Run) pruneReason(svc *previousService, key objectKey) string {
 	if strings.ToLower(f.app.Spec.Role) != svc.role {
 		return fmt.Sprintf("the role of FLApp %s is now %s", owner, f.app.Spec.Role)
 	}
+	// Of types that differ only in case, at most one has Services (render
+	// refuses two): name that one, whose replicas decide.
+	found, typeName, replicas := false, "", int32(0)
 	for _, name := range sortedTypes(f.app) {
-		if strings.ToLower(name) == svc.replicaType {
-			return fmt.Sprintf("replica index %s is not below replicas (%d) of %s in FLApp %s",
-				svc.index, render.Replicas(f.app.Spec.FLReplicaSpecs[name]), name, owner)
+		if n := render.Replicas(f.app.Spec.FLReplicaSpecs[name]); strings.ToLower(name) == svc.replicaType && (!found || n > replicas) {
+			found, typeName, replicas = true, name, n
 		}
 	}
-	return fmt.Sprintf("replica type %q is no longer in FLApp %s", svc.replicaType, owner)
+	if !found {
+		return fmt.Sprintf("replica type %q is no longer in FLApp %s", svc.replicaType, owner)
+	}
+	return fmt.Sprintf("replica index %s is not below replicas (%d) of %s in FLApp %s", svc.index, replicas, typeName, owner)
 }
 
 // placeBeside gives a generated Service a path annotation next to its FLApp's

@@ -27,7 +27,7 @@ func TestVersionFlag(t *testing.T) {
 // records in the binary: the module version (go install ...@vX, or the
 // pseudo-version of go build in a clone), else the commit. The build infos
 // are the ones Go writes for each way of building; main.go's version is
-// "dev" when nothing stamps it (TestVersionUnstamped in package main).
+// "dev" when nothing stamps it, and what -X stamps when it does (TestVersionStamped in package main).
 func TestResolveVersion(t *testing.T) {
 	const commit = "0123456789abcdef0123456789abcdef01234567"
 	vcs := func(rev, modified string) []debug.BuildSetting {

@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fedlearner/flapp-services/internal/loader"
 	"github.com/stretchr/testify/assert"
@@ -302,22 +301,6 @@ func TestWithInlineEntries(t *testing.T) {
 	out, err := withInlineEntries([]byte("resources: [a.yaml]\ntransformers:\n- fn.yaml\n- labels.yaml\n- |\n  apiVersion: builtin\n  kind: X\n"), map[int]string{0: "kind: Y\n"})
 	require.NoError(t, err)
 	assert.Equal(t, "resources: [a.yaml]\ntransformers:\n- |\n  kind: Y\n- labels.yaml\n- |\n  apiVersion: builtin\n  kind: X\n", string(out))
-}
-
-// The deadline is a backstop: a build past it fails, naming it, whatever
-// the estimate said.
-func TestRunStopsAtItsDeadline(t *testing.T) {
-	tr := tree(t, map[string]string{
-		"kustomization.yaml": "resources: [cm.yaml]\n",
-		"cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n",
-	})
-	b, err := Scan(tr, tr.Dir(), "kustomization.yaml", true, Limits{MaxTime: time.Nanosecond}, true)
-	require.NoError(t, err)
-	require.Empty(t, b.Problems)
-	_, err = b.Run(fakeEntries{run: func(_ *Function, _ *yaml.RNode, objects []Object) ([]bool, []byte, error) {
-		return make([]bool, len(objects)), nil, nil
-	}})
-	require.ErrorContains(t, err, "the build ran past its deadline of 1ns (--max-build-time)")
 }
 
 // The estimate counts what kustomize builds: a base once for each way it
