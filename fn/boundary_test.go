@@ -448,13 +448,16 @@ func TestRenderedObjects(t *testing.T) {
 		return kept, out, results
 	}
 	app := Object{Node: yaml.MustParse(flappDoc("ns", "a", "Leader", "u1", "Worker=2")), Origin: Origin{File: "a.yaml"}}
-	marked := serviceDoc("ns", "a-leader-worker-5", true, "a", "leader", "worker", "5")
+	// A build's FLApp with the Services its entry made, and a marked Service
+	// without its FLApp, are held to the operator's rules (fit_test.go,
+	// TestBuiltOutputFits); here, what a build outputs beside them.
+	unmarked := serviceDoc("ns", "a-leader-worker-5", false, "a", "leader", "worker", "5")
 
-	kept, out, results := run(app, rendered(marked), rendered(flappDoc("ns", "b", "Leader", "u2", "Worker=1")), rendered("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"))
+	kept, out, results := run(app, rendered(unmarked), rendered("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"))
 	require.Zero(t, results.ExitCode(), results.Error())
-	assert.Equal(t, []bool{true, true, true, true}, kept)
-	assert.Equal(t, []string{"ns/a-leader-worker-0", "ns/a-leader-worker-1"}, serviceNames(out), "b was rendered in place: nothing for it")
-	assert.Equal(t, []string{"generated 2 Service(s) owned by UID u1"}, messages(results, framework.Info), "the marked Service is not pruned")
+	assert.Equal(t, []bool{true, true, true}, kept)
+	assert.Equal(t, []string{"ns/a-leader-worker-0", "ns/a-leader-worker-1"}, serviceNames(out))
+	assert.Equal(t, []string{"generated 2 Service(s) owned by UID u1"}, messages(results, framework.Info), "the build's Service is not pruned")
 
 	for _, name := range []string{"a-leader-worker-1", "a-leader-worker-0"} {
 		_, out, results = run(app, rendered(serviceDoc("ns", name, true, "a", "leader", "worker", "0")))

@@ -35,6 +35,8 @@ func TestLimitsHoldAtTheirDefaults(t *testing.T) {
 		"kustomize build cost":         "TestRenderHelpShowsTheLimits and internal/kustomize TestScanCost",
 		"kustomize build output":       "TestRenderHelpShowsTheLimits and internal/kustomize TestMaxOutputBoundary",
 		"kustomize build time":         "TestRenderHelpShowsTheLimits and internal/kustomize TestRunStopsAtItsDeadline",
+		"memory, hard (render)":        "TestRenderHelpShowsTheLimits (the default) and test/integration/untrusted TestMemoryCeilingStopsTheRender (a render stopped at a lowered ceiling; the default passes)",
+		"CPU time (render)":            "TestRenderHelpShowsTheLimits (the default) and test/integration/untrusted TestMemoryCeilingStopsTheRender (a render stopped at a lowered ceiling)",
 		"heap, soft (render mode)":     "a soft limit: nothing fails past it (bench/run's memory budgets)",
 		"heap, soft (kustomize build)": "a soft limit: nothing fails past it",
 		"heap, soft (discover)":        "a soft limit: nothing fails past it",
