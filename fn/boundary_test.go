@@ -460,7 +460,7 @@ func TestRenderedObjects(t *testing.T) {
 	assert.Equal(t, []string{"generated 2 Service(s) owned by UID u1"}, messages(results, framework.Info), "the build's Service is not pruned")
 
 	for _, name := range []string{"a-leader-worker-1", "a-leader-worker-0"} {
-		_, out, results = run(app, rendered(serviceDoc("ns", name, true, "a", "leader", "worker", "0")))
+		_, out, results = run(app, rendered(serviceDoc("ns", name, false, "a", "leader", "worker", "0")))
 		assert.Nil(t, out, name)
 		assert.Equal(t, []string{"Service ns/" + name + " would be generated for FLApp a, but the input already holds a Service of that name that flapp-services did not generate (in base/a.yaml (in the build of overlay)); " +
 			"it is left as it is: remove or rename it, or rename the FLApp"}, messages(results, framework.Error), name)
