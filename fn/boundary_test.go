@@ -13,7 +13,7 @@ import (
 
 // The tests of this file hold each rule at its boundary: at a ceiling and
 // one past it, at 0, at the last index and one past it. Every expectation is
-// written by hand from the operator's rules (DOMAIN.md) and the README,
+// written by hand from the operator's rules and the README (Where it differs from the fedlearner operator),
 // never taken from the function's own output.
 
 // flappDoc is an FLApp whose replica types are given as "Type=replicas"

@@ -9,7 +9,7 @@ import (
 )
 
 // The rules at their boundaries, expectations written from the operator's
-// rules (DOMAIN.md).
+// rules (README.md, Where it differs from the fedlearner operator).
 
 // maxServicesPerFLApp: the limit itself renders, one more is the error; the
 // zero Options mean the default of 10000.
