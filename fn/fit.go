@@ -10,6 +10,7 @@ import (
 
 	"github.com/fedlearner/flapp-services/render"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -46,30 +47,44 @@ func (r *Run) SetChanges(build string, changes []Change) {
 // builtService is a Service this tool generated, as a build's transformers
 // left it: what the operator looks at, and where it was read.
 type builtService struct {
-	svc    *corev1.Service // name, namespace, labels, selector and ports only
+	svc    *corev1.Service // name, namespace, the claim labels, the marker annotation, selector and ports only
 	ref    *objectRef
 	origin Origin
 }
 
-// addBuiltService records a generated Service of a build's output.
+// addBuiltService records a generated Service of a build's output: only
+// what the operator looks at (render.Plan.Misfits), read off the node, so
+// that what a build adds besides (a large commonAnnotations value on every
+// Service) is not held once per Service.
 func (r *Run) addBuiltService(item *yaml.RNode, o Origin, key objectKey) {
-	b, err := item.MarshalJSON()
-	var svc corev1.Service
-	if err == nil {
-		err = json.Unmarshal(b, &svc)
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{
+		Name: key.name, Namespace: key.namespace,
+		Labels:      map[string]string{},
+		Annotations: map[string]string{render.AnnotationFLAppName: annotationOf(item, render.AnnotationFLAppName)},
+	}}
+	for _, label := range []string{render.LabelAppName, render.LabelRole} {
+		if v := lookup(lookup(metadataOf(item), "labels"), label); v != nil && v.Kind == yaml.ScalarNode {
+			svc.Labels[label] = v.Value
+		}
 	}
-	if err != nil {
-		r.results = append(r.results, itemError(o, refOf(item), "", "not a Service: "+err.Error()))
-		return
+	spec := lookup(item.YNode(), "spec")
+	if sel := lookup(spec, "selector"); sel != nil && sel.Kind == yaml.MappingNode {
+		svc.Spec.Selector = make(map[string]string, len(sel.Content)/2)
+		for i := 0; i+1 < len(sel.Content); i += 2 {
+			svc.Spec.Selector[sel.Content[i].Value] = sel.Content[i+1].Value
+		}
 	}
-	r.built[key] = &builtService{
-		svc: &corev1.Service{
-			ObjectMeta: svc.ObjectMeta,
-			Spec:       corev1.ServiceSpec{Selector: svc.Spec.Selector, Ports: svc.Spec.Ports},
-		},
-		ref: refOf(item), origin: o,
+	if ports := lookup(spec, "ports"); ports != nil {
+		b, err := yaml.NewRNode(ports).MarshalJSON()
+		if err == nil {
+			err = json.Unmarshal(b, &svc.Spec.Ports)
+		}
+		if err != nil {
+			r.results = append(r.results, itemError(o, refOf(item), "spec.ports", "not a Service's ports: "+err.Error()))
+			return
+		}
 	}
-	r.built[key].svc.ManagedFields = nil
+	r.built[key] = &builtService{svc: svc, ref: refOf(item), origin: o}
 }
 
 // fitOptions plan a built FLApp only to compare its Services: the entry
