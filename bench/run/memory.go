@@ -164,7 +164,7 @@ func memoryBudgets(bin, before, noop, kustomize, data string, runs int) {
 			// cost is over the default build budget (SECURITY.md, the cost
 			// model), and it runs past the default deadline: the row raises both,
 			// as a team with such a build must.
-			mode: "render (kustomize build)", cmd: command{name: "render overlay", argv: []string{bin, "render", "--max-build-cost=120000000", "--max-build-time=10m", "--max-cpu-time=20m", "overlay"}, dir: in(benchdata.OverlayDir)},
+			mode: "render (kustomize build)", cmd: command{name: "render overlay", argv: []string{bin, "render", "--max-build-cost=120000000", "--max-build-time=10m", "--max-cpu-time=20m", "--max-memory=1Gi", "overlay"}, dir: in(benchdata.OverlayDir)},
 			expect: expect{counts: []count{{"kind: Service", benchdata.OverlayFLApps * benchdata.ServicesPerFLApp},
 				{"namespace: " + benchdata.OverlayNamespace, benchdata.OverlayFLApps * (1 + benchdata.ServicesPerFLApp)}}},
 			baseline: &baseline{what: "kustomize building it", cmd: command{name: "kustomize build", argv: []string{kustomize, "build", in(filepath.Join(benchdata.OverlayDir, "overlay-plain"))}},
