@@ -289,10 +289,11 @@ release-check: build
 ## dist-sums: $(DIST)/SHA256SUMS, the sha256sum of every other file in $(DIST) (run it again after adding one).
 dist-sums:
 	cd $(DIST) && sha256sum -- $$(ls | grep -vx SHA256SUMS) > SHA256SUMS
-## BENCH_DATA: where the inputs go (one copy per worktree: set it when several share .cache).
+## BENCH_DATA: where the inputs go: the tool cache, by its resolved path (.cache is a link out of
+## the repository, which a render refuses to follow; one copy per machine: set it when clones differ).
 ## BENCH_BEFORE: an earlier build of the binary; start-up and discover's memory are measured on it too,
 ## in the same rounds (BENCHMARKS.md says how to build one).
-BENCH_DATA   ?= $(CURDIR)/.cache/bench-data
+BENCH_DATA   ?= $(CACHE)/bench-data
 BENCH_BEFORE ?=
 BENCH_RUN     = $(GO) run ./bench/run -data $(BENCH_DATA) -bin $(CURDIR)/$(BIN) -tools $(TOOLS) $(if $(BENCH_BEFORE),-before $(BENCH_BEFORE))
 
