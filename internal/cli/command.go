@@ -117,7 +117,7 @@ stdout and the exit code is 1. Details: ` + readme,
 	renderCmd.Flags().IntVar(&opts.MaxObjectNodes, "max-object-nodes", DefaultMaxObjectNodes, "most YAML nodes one object (a document, or an item of a List) may hold")
 	renderCmd.Flags().Int64Var(&opts.Build.MaxBuilds, "max-build-count", kustomize.DefaultMaxBuilds, "most kustomization builds one kustomize build may run (a base is built once for each way it is reached)")
 	renderCmd.Flags().Int64Var(&opts.Build.MaxCost, "max-build-cost", kustomize.DefaultMaxCost, "most a kustomize build may cost, as estimated before it runs (SECURITY.md)")
-	renderCmd.Flags().Var(byteSize{&opts.Build.MaxOutput, kustomize.DefaultMaxOutput}, "max-build-output", "most bytes a kustomize build may output, estimated before it runs and counted after")
+	renderCmd.Flags().Var(byteSize{&opts.Build.MaxOutput, kustomize.DefaultMaxOutput}, "max-build-output", "most bytes a kustomize build may output, estimated before it runs and counted as it is written")
 	renderCmd.Flags().DurationVar(&opts.Build.MaxTime, "max-build-time", kustomize.DefaultMaxTime, "longest a kustomize build may run: a backstop to --max-build-cost")
 	renderCmd.Flags().Var(byteSize{&maxMemory, defaultMaxMemory}, "max-memory", "most memory the render may hold (the Go runtime's own figures, read every 10 ms): past it the process stops, exit 1")
 	renderCmd.Flags().DurationVar(&maxCPU, "max-cpu-time", defaultMaxCPUTime, "most CPU time the whole render may use, serialization included (read every 10 ms): past it the process stops, exit 1")

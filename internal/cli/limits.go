@@ -86,7 +86,7 @@ var Limits = []Limit{
 	{"kustomize build cost", countString(kustomize.DefaultMaxCost), "--max-build-cost", "",
 		"internal/kustomize.Scan: estimated from the kustomization and resource files, before anything is built"},
 	{"kustomize build output", loader.Size(kustomize.DefaultMaxOutput), "--max-build-output", "",
-		"internal/kustomize: estimated by the scan before anything is built, counted on the output after"},
+		"internal/kustomize: estimated by the scan before anything is built, counted object by object as the output is written"},
 	{"kustomize build time", kustomize.DefaultMaxTime.String(), "--max-build-time", "",
 		"internal/kustomize.Build.Run: wall clock, a backstop to the estimate; the build is abandoned and the render fails"},
 	{"Services per run", countString(fn.DefaultMaxServices), "--max-services", "maxServices",

@@ -140,17 +140,20 @@ func TestRunStopsAtItsDeadline(t *testing.T) {
 	assert.GreaterOrEqual(t, elapsed, deadline, "not before the deadline")
 }
 
-// --max-build-output, estimated by the scan and counted after the build:
-// at the ceiling the build runs, one byte under it is refused, by the
-// estimate when it sees the excess, else after the build.
+// keepAll is an entry that keeps every object and generates nothing.
+var keepAll = fakeEntries{run: func(_ *Function, _ *yaml.RNode, objects []Object) ([]bool, []byte, error) {
+	keep := make([]bool, len(objects))
+	for i := range keep {
+		keep[i] = true
+	}
+	return keep, nil, nil
+}}
+
+// --max-build-output, estimated by the scan and counted as the build's
+// output is written: at the ceiling the build runs, one byte under it is
+// refused, by the estimate when it sees the excess, else at the object
+// that passes it.
 func TestMaxOutputBoundary(t *testing.T) {
-	keepAll := fakeEntries{run: func(_ *Function, _ *yaml.RNode, objects []Object) ([]bool, []byte, error) {
-		keep := make([]bool, len(objects))
-		for i := range keep {
-			keep[i] = true
-		}
-		return keep, nil, nil
-	}}
 	v := strings.Repeat("v", 100)
 	block := "apiVersion: v1\ndata:\n  k: " + v + "\nkind: ConfigMap\nmetadata:\n  name: cm\n"
 	twice := "apiVersion: v1\ndata:\n  a: " + v + "\n  b: " + v + "\nkind: ConfigMap\nmetadata:\n  name: cm\n"
@@ -160,7 +163,7 @@ func TestMaxOutputBoundary(t *testing.T) {
 			"over the ceiling of %d bytes (--max-build-output)", len(block), len(block)-1)},
 		// An alias is shorter than the value it repeats: the estimate passes.
 		{"alias", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {a: &v " + v + ", b: *v}\n", twice,
-			fmt.Sprintf("the build's output is %d bytes, over the ceiling of %d bytes (--max-build-output)", len(twice), len(twice)-1)},
+			fmt.Sprintf("the build's output passes the ceiling of %d bytes (--max-build-output) at its object 1 of 1, ConfigMap cm", len(twice)-1)},
 	} {
 		n := int64(len(c.want))
 		tr := tree(t, map[string]string{"kustomization.yaml": "resources: [cm.yaml]\n", "cm.yaml": c.file})
@@ -179,5 +182,39 @@ func TestMaxOutputBoundary(t *testing.T) {
 		}
 		_, err = b.Run(keepAll)
 		assert.EqualError(t, err, c.refusal, c.name)
+	}
+}
+
+// The output is counted as it is written: three objects whose aliases the
+// estimate cannot see stop at the one that passes the ceiling, named.
+func TestMaxOutputCountedAsWritten(t *testing.T) {
+	v := strings.Repeat("v", 100)
+	var files = map[string]string{"kustomization.yaml": "resources: [cm.yaml]\n"}
+	var cm []string
+	for _, n := range []string{"a", "b", "c"} {
+		cm = append(cm, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: "+n+", namespace: ns}\ndata: {a: &v "+v+", b: *v, c: *v, d: *v}\n")
+	}
+	files["cm.yaml"] = strings.Join(cm, "---\n")
+	one := int64(len("apiVersion: v1\ndata:\n  a: " + v + "\n  b: " + v + "\n  c: " + v + "\n  d: " + v + "\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\n"))
+	tr := tree(t, files)
+	for _, c := range []struct {
+		max  int64
+		want string
+	}{
+		{3 * one, ""},
+		{3*one - 1, "the build's output passes the ceiling of " + fmt.Sprint(3*one-1) + " bytes (--max-build-output) at its object 3 of 3, ConfigMap ns/c"},
+		{2*one - 1, "the build's output passes the ceiling of " + fmt.Sprint(2*one-1) + " bytes (--max-build-output) at its object 2 of 3, ConfigMap ns/b"},
+	} {
+		b, err := Scan(tr, tr.Dir(), "kustomization.yaml", true, Limits{MaxOutput: c.max}, true)
+		require.NoError(t, err)
+		require.Empty(t, b.Problems)
+		data, err := b.Run(keepAll)
+		if c.want == "" {
+			require.NoError(t, err)
+			assert.Len(t, data, int(3*one)+2*len("---\n"))
+			continue
+		}
+		assert.Nil(t, data)
+		assert.EqualError(t, err, c.want)
 	}
 }

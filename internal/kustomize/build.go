@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/provenance"
 	"sigs.k8s.io/kustomize/api/resmap"
+	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/openapi"
 )
@@ -106,20 +107,53 @@ func (b *Build) Run(entries Entries) ([]byte, error) {
 			}
 		}
 	}
+	// The output is counted as it is written, object by object: a build
+	// whose objects a few kilobytes of vars or patches multiplied stops at
+	// the ceiling rather than after its whole text is held.
+	out := &outputBudget{max: b.limits.MaxOutput, objects: m.Size()}
 	var data []byte
-	var generated int64 // the bytes of the root's last entry, which --max-services bounds
 	if run.late == nil {
-		data, err = m.AsYaml()
+		for _, res := range m.Resources() {
+			if data, err = out.append(data, res); err != nil {
+				break
+			}
+		}
 	} else {
-		data, generated, err = b.writeWithLate(m.Resources(), run, run.replaced)
+		data, err = b.writeWithLate(m.Resources(), run, run.replaced, out)
 	}
+	if err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// outputBudget counts the bytes of the build's own objects as they are
+// written (not the root's last entry's, which --max-services bounds).
+type outputBudget struct {
+	max, written  int64
+	objects, seen int
+}
+
+// append writes res after buf, as a document of the stream, or refuses it
+// past the ceiling.
+func (o *outputBudget) append(buf []byte, res *resource.Resource) ([]byte, error) {
+	doc, err := res.AsYAML()
 	if err != nil {
 		return nil, fmt.Errorf("kustomize build: %w", err)
 	}
-	if built := int64(len(data)) - generated; built > b.limits.MaxOutput {
-		return nil, fmt.Errorf("the build's output is %s, over the ceiling of %s (--max-build-output)", loader.Size(built), loader.Size(b.limits.MaxOutput))
+	o.seen++
+	if o.written += int64(len(doc)); o.written > o.max {
+		id := res.CurId()
+		name := id.Name
+		if id.Namespace != "" {
+			name = id.Namespace + "/" + name
+		}
+		return nil, fmt.Errorf("the build's output passes the ceiling of %s (--max-build-output) at its object %d of %d, %s %s", loader.Size(o.max), o.seen, o.objects, id.Kind, name)
 	}
-	return data, nil
+	if len(buf) > 0 {
+		buf = append(buf, "---\n"...)
+	}
+	return append(buf, doc...), nil
 }
 
 // tidy names the repository's files in a kustomize error from the current

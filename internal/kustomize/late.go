@@ -1,6 +1,7 @@
 package kustomize
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -70,9 +71,10 @@ func or(s, instead string) string {
 // them, with the objects of the root's last entry among them: each in
 // the place of the object it replaces (replaced: resource -> object), the
 // others where kustomize's order puts them (its legacy order; after
-// everything for fifo, in the order they came). lateBytes is how much of
-// it the entry's objects are.
-func (b *Build) writeWithLate(resources []*resource.Resource, run *buildRun, replaced map[*resource.Resource]int) (out []byte, lateBytes int64, err error) {
+// everything for fifo, in the order they came). The build's own objects
+// are counted against out's ceiling as they are written.
+func (b *Build) writeWithLate(resources []*resource.Resource, run *buildRun, replaced map[*resource.Resource]int, out *outputBudget) ([]byte, error) {
+	var err error
 	late := run.late
 	labels, annotations := map[string]string{}, map[string]string{}
 	if slices.Contains(b.metadata, types.ManagedByLabelOption) {
@@ -81,7 +83,7 @@ func (b *Build) writeWithLate(resources []*resource.Resource, run *buildRun, rep
 	if run.lateOrigin != nil && slices.Contains(b.metadata, types.OriginAnnotations) {
 		o, err := run.lateOrigin.String()
 		if err != nil {
-			return nil, 0, err
+			return nil, fmt.Errorf("kustomize build: %w", err)
 		}
 		annotations[originAnnotation] = o
 	}
@@ -110,9 +112,9 @@ func (b *Build) writeWithLate(resources []*resource.Resource, run *buildRun, rep
 		if len(buf) > 0 {
 			buf = append(buf, "---\n"...)
 		}
-		before := len(buf)
-		buf, err = late.Append(buf, i, labels, annotations)
-		lateBytes += int64(len(buf) - before)
+		if buf, err = late.Append(buf, i, labels, annotations); err != nil {
+			err = fmt.Errorf("kustomize build: %w", err)
+		}
 	}
 	for _, res := range resources {
 		if less != nil {
@@ -124,20 +126,14 @@ func (b *Build) writeWithLate(resources []*resource.Resource, run *buildRun, rep
 		if i, ok := replaced[res]; ok {
 			writeLate(i)
 		} else {
-			var doc []byte
-			if doc, err = res.AsYAML(); err == nil {
-				if len(buf) > 0 {
-					buf = append(buf, "---\n"...)
-				}
-				buf = append(buf, doc...)
-			}
+			buf, err = out.append(buf, res)
 		}
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 	}
 	for ; next < len(order) && err == nil; next++ {
 		writeLate(order[next])
 	}
-	return buf, lateBytes, err
+	return buf, err
 }
