@@ -428,3 +428,36 @@ func TestRenderBuildPanicsAreRefusals(t *testing.T) {
 		})
 	}
 }
+
+// kyaml's OpenAPI schema is process-wide: a kustomization's openapi: must
+// not change how the next PATH's build merges. The first PATH's schema
+// knows only Deployment; with it left in place, the second PATH's
+// strategic-merge patch would replace the StatefulSet's containers (no
+// merge key known) and drop the image. Flux's testdata/openapiPollution
+// finds the same with its own files.
+func TestRenderBuildsDoNotShareTheirOpenAPISchema(t *testing.T) {
+	patch := func(kind, container string) string {
+		return "patches:\n- patch: |-\n    apiVersion: apps/v1\n    kind: " + kind + "\n    metadata: {name: app}\n" +
+			"    spec: {template: {spec: {containers: [{name: " + container + ", resources: {limits: {cpu: 500m}}}]}}}\n"
+	}
+	workload := func(kind, container string) string {
+		return "apiVersion: apps/v1\nkind: " + kind + "\nmetadata: {name: app}\n" +
+			"spec: {selector: {matchLabels: {app: a}}, template: {metadata: {labels: {app: a}}, spec: {containers: [{name: " + container + ", image: busybox:1.37}]}}}\n"
+	}
+	t.Chdir(writeFiles(t, map[string]string{
+		"pollutor/kustomization.yaml": "openapi: {path: openapi.json}\nresources: [deployment.yaml]\n" + patch("Deployment", "nginx"),
+		"pollutor/deployment.yaml":    workload("Deployment", "nginx"),
+		"pollutor/openapi.json": `{"definitions": {"io.k8s.api.apps.v1.Deployment": {"type": "object",
+			"x-kubernetes-group-version-kind": [{"group": "apps", "kind": "Deployment", "version": "v1"}]}}}`,
+		"victim/kustomization.yaml": "resources: [statefulset.yaml]\n" + patch("StatefulSet", "busybox"),
+		"victim/statefulset.yaml":   workload("StatefulSet", "busybox"),
+	}))
+	// pollutor's build first: a schema victim's build already looked
+	// up is cached and would hide the pollution.
+	both, stderr, err := runRender(t, RenderOptions{Paths: []string{"pollutor", "victim"}}, "")
+	require.NoError(t, err, stderr)
+	alone, stderr, err := runRender(t, RenderOptions{Paths: []string{"victim"}}, "")
+	require.NoError(t, err, stderr)
+	require.Contains(t, alone, "image: busybox:1.37", "the patch merges into the container by its name")
+	assert.True(t, strings.HasSuffix(both, alone), "victim's output is the same after pollutor's build:\n%s", both)
+}
