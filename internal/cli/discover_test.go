@@ -34,6 +34,26 @@ func functionDoc(image string) string {
 	return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fn\n  annotations:\n    config.kubernetes.io/function: |\n      container:\n        image: " + image + "\ndata:\n  ownerReferences: Never\n"
 }
 
+// utf16 is text in UTF-16, big- or little-endian, with or without a byte
+// order mark.
+func utf16(text string, bigEndian, bom bool) string {
+	var b []byte
+	put := func(c uint16) {
+		if bigEndian {
+			b = append(b, byte(c>>8), byte(c))
+		} else {
+			b = append(b, byte(c), byte(c>>8))
+		}
+	}
+	if bom {
+		put(0xfeff)
+	}
+	for _, c := range []byte(text) {
+		put(uint16(c))
+	}
+	return string(b)
+}
+
 func TestDiscover(t *testing.T) {
 	indented := "  " + strings.ReplaceAll(strings.TrimSuffix(flappDoc, "\n"), "\n", "\n  ") + "\n"
 	cases := []struct {
@@ -58,6 +78,12 @@ func TestDiscover(t *testing.T) {
 		{"nested, after other files", map[string]string{"a.yaml": configMapDoc, "b/c/d.yaml": flappDoc}, "", "FLApp in b/c/d.yaml"},
 		{"other version of the group", map[string]string{"a.yaml": strings.Replace(flappDoc, "v1alpha1", "v2", 1)}, "", "FLApp in a.yaml"},
 		{"a file mentioning FLApp that does not parse", map[string]string{"a.yaml": configMapDoc, "b.yaml": "kind: FLApp\nmetadata: {name: [\n"}, "", "b.yaml mentions FLApp but does not parse"},
+		// The YAML parser reads UTF-16 after a byte order mark, as the
+		// render does, and refuses it without one (the render reports it).
+		{"UTF-16LE", map[string]string{"a.yaml": configMapDoc, "b.yaml": utf16(flappDoc, false, true)}, "", "FLApp in b.yaml"},
+		{"UTF-16BE", map[string]string{"a.yaml": configMapDoc, "b.yaml": utf16(flappDoc, true, true)}, "", "FLApp in b.yaml"},
+		{"UTF-16LE with an escaped kind", map[string]string{"b.yaml": utf16(strings.Replace(flappDoc, "kind: FLApp", `kind: "\x46LApp"`, 1), false, true)}, "", "FLApp in b.yaml"},
+		{"UTF-16 without a byte order mark", map[string]string{"b.yaml": utf16(flappDoc, false, false)}, "", "b.yaml mentions FLApp but does not parse"},
 		{"a kustomization running flapp-services", map[string]string{"kustomization.yaml": kustomizationDoc("fn.yaml"), "a.yaml": flappDoc, "fn.yaml": functionDoc("ghcr.io/fedlearner/flapp-services:v1")}, "", "kustomization.yaml runs flapp-services as a transformer (fn.yaml)"},
 		{"an extension-less Kustomization running it inline", map[string]string{"Kustomization": "resources: [a.yaml]\ntransformers:\n- |\n  " + strings.ReplaceAll(strings.TrimSpace(functionDoc("flapp-services")), "\n", "\n  ") + "\n", "a.yaml": flappDoc}, "", "Kustomization runs flapp-services as a transformer"},
 
@@ -76,6 +102,7 @@ func TestDiscover(t *testing.T) {
 		{"FLApp in a file the render does not read", map[string]string{"a.yaml": configMapDoc, "b.txt": flappDoc}, "", ""},
 		{"FLApp as a value", map[string]string{"a.yaml": configMapDoc + "data:\n  kind: FLApp\n"}, "", ""},
 		{"an unparseable file without FLApp", map[string]string{"a.yaml": "a: [\n"}, "", ""},
+		{"UTF-16 other objects", map[string]string{"a.yaml": utf16(configMapDoc, false, true)}, "", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

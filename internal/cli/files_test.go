@@ -2,10 +2,12 @@ package cli
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // What render mode reads: files, directories (in lexical order, hidden
@@ -47,4 +49,20 @@ func TestRenderStdinAndFiles(t *testing.T) {
 	require.NoError(t, err, stderr)
 	assert.Equal(t, []string{"FLApp/default/normal", "ServiceAccount//sa",
 		"Service/default/normal-leader-worker-0", "Service/default/normal-leader-worker-1"}, objects(t, out))
+}
+
+// A UTF-16 file (with its byte order mark) is read as its UTF-8 twin:
+// the same Services, and the FLApp as the same object (written out again
+// in UTF-8, not copied). Discover claims it too (TestDiscover).
+func TestRenderUTF16(t *testing.T) {
+	want, stderr, err := runRender(t, RenderOptions{Paths: []string{writeFiles(t, map[string]string{"a.yaml": goodFLApp})}}, "")
+	require.NoError(t, err, stderr)
+	wantFLApp, wantServices, _ := strings.Cut(want, "\n---\n")
+	for _, bigEndian := range []bool{false, true} {
+		got, stderr, err := runRender(t, RenderOptions{Paths: []string{writeFiles(t, map[string]string{"a.yaml": utf16(goodFLApp, bigEndian, true)})}}, "")
+		require.NoError(t, err, stderr)
+		gotFLApp, gotServices, _ := strings.Cut(got, "\n---\n")
+		assert.Equal(t, wantServices, gotServices)
+		assert.Equal(t, yaml.MustParse(wantFLApp).MustString(), yaml.MustParse(gotFLApp).MustString())
+	}
 }

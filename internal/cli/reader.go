@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"iter"
@@ -175,10 +176,30 @@ func (r *reader) expand(obj fn.Object, nodes int, yield func(fn.Object, error) b
 }
 
 // mentions says whether a file may hold an FLApp: its kind cannot be
-// spelt without the bytes "FLApp" or an escape sequence (a backslash).
+// spelt without the bytes "FLApp" or an escape sequence (a backslash), in
+// UTF-8 or in either UTF-16 (which the YAML parser reads after a byte
+// order mark, and refuses without one: a refusal the render reports).
 func mentions(data []byte, kind string) (plainly, maybe bool) {
-	plainly = bytes.Contains(data, []byte(kind))
-	return plainly, plainly || bytes.IndexByte(data, '\\') >= 0
+	for _, enc := range []func(string) []byte{utf8Bytes, utf16Bytes(binary.LittleEndian), utf16Bytes(binary.BigEndian)} {
+		if bytes.Contains(data, enc(kind)) {
+			return true, true
+		}
+		maybe = maybe || bytes.Contains(data, enc(`\`))
+	}
+	return false, maybe
+}
+
+func utf8Bytes(s string) []byte { return []byte(s) }
+
+// utf16Bytes encodes ASCII text in UTF-16 of the given byte order.
+func utf16Bytes(order binary.AppendByteOrder) func(string) []byte {
+	return func(s string) []byte {
+		b := make([]byte, 0, 2*len(s))
+		for _, c := range []byte(s) {
+			b = order.AppendUint16(b, uint16(c))
+		}
+		return b
+	}
 }
 
 // scalar is the value of the scalar at path, or "" when there is none. It
