@@ -13,6 +13,7 @@ import (
 	"github.com/fedlearner/flapp-services/fn"
 	"github.com/fedlearner/flapp-services/internal/kustomize"
 	"github.com/fedlearner/flapp-services/internal/loader"
+	"github.com/fedlearner/flapp-services/internal/nodes"
 	"github.com/fedlearner/flapp-services/internal/third_party/kyaml/krmio"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/resid"
@@ -414,9 +415,17 @@ func loadConfig(opts RenderOptions, ld *loader.Loader) (fn.Config, string, error
 		if err != nil {
 			return cfg, "", err
 		}
+		// The same node ceilings as any input: the file is the
+		// repository's when Argo CD names it (FLAPP_CONFIG).
+		if n := nodes.Bound(string(data)); n > opts.MaxDocumentNodes {
+			return cfg, "", fmt.Errorf("--config %s may hold up to %d YAML nodes, over the ceiling of %d (--max-document-nodes): a configuration is a few lines", opts.Config, n, opts.MaxDocumentNodes)
+		}
 		node, err := yaml.Parse(string(data))
 		if err != nil {
 			return cfg, "", fmt.Errorf("--config %s is not YAML: %w", opts.Config, err)
+		}
+		if nodes.Expanded(node.YNode(), opts.MaxObjectNodes) > opts.MaxObjectNodes {
+			return cfg, "", fmt.Errorf("--config %s has over %d YAML nodes (--max-object-nodes): a configuration is a few lines", opts.Config, opts.MaxObjectNodes)
 		}
 		parsed, results := fn.ParseConfig(node, fn.Origin{File: opts.Config})
 		if results.ExitCode() != 0 {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fedlearner/flapp-services/internal/nodes"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -367,4 +368,40 @@ func TestRenderCheckThroughALinkOutOfTheTree(t *testing.T) {
 
 	code, _, stderr = runMain([]string{"render", "--check", "in.yaml", "apps"}, "")
 	assert.Equal(t, 0, code, "a link that stays inside is followed: %s", stderr)
+}
+
+// --config has the node ceilings of any input, at and one past them, by
+// its bytes before it is parsed and by its expanded aliases after.
+func TestRenderConfigFileNodeCeilings(t *testing.T) {
+	// Annotations make it larger than the FLApp, which the same
+	// ceilings hold.
+	config := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n" + strings.Repeat("    a: b\n", 40) + "data: {ownerReferences: Never}\n"
+	dir := writeFiles(t, map[string]string{
+		"flapp.yaml":  goodFLApp,
+		"config.yaml": config,
+		// Few bytes, many nodes once the aliases are expanded.
+		"aliases.yaml": config + "x: &a [1, 2, 3, 4, 5, 6, 7, 8]\ny: &b [*a, *a, *a, *a, *a, *a, *a, *a]\nz: [*b, *b, *b, *b, *b, *b, *b, *b]\n",
+	})
+	flapp := filepath.Join(dir, "flapp.yaml")
+	bound := nodes.Bound(config)
+	for _, c := range []struct {
+		file          string
+		docNodes, obj int
+		refusal       string
+	}{
+		{"config.yaml", bound, 0, ""},
+		{"config.yaml", bound - 1, 0, fmt.Sprintf("may hold up to %d YAML nodes, over the ceiling of %d (--max-document-nodes)", bound, bound-1)},
+		{"aliases.yaml", 0, 765, ""}, // 1 map; config 94 (metadata 86); x 10; y 2+8*9; z 2+8*73
+		{"aliases.yaml", 0, 764, "has over 764 YAML nodes (--max-object-nodes)"},
+	} {
+		out, stderr, err := runRender(t, RenderOptions{Config: filepath.Join(dir, c.file), Paths: []string{flapp},
+			MaxDocumentNodes: c.docNodes, MaxObjectNodes: c.obj}, "")
+		if c.refusal == "" {
+			require.NoError(t, err, stderr)
+			continue
+		}
+		assert.ErrorIs(t, err, ErrFailed)
+		assert.Empty(t, out)
+		assert.Contains(t, stderr, c.refusal)
+	}
 }
