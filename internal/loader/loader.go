@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 )
 
 // Restrictor says which files a PATH may reach, named as kustomize names
@@ -47,6 +48,9 @@ type Loader struct {
 	top        string   // the repository root, resolved: the current directory unless SetTop
 	roots      []string // resolved PATHs (a file's directory), for Confine
 	total      int64    // bytes read or about to be read
+
+	mu       sync.Mutex        // a build reads on its own goroutine
+	resolved map[string]string // evalSymlinks' resolved paths
 }
 
 // New returns a Loader for paths relative to the current directory.
