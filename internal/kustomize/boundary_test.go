@@ -2,6 +2,7 @@ package kustomize
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +34,37 @@ func TestMaxBuildsBoundary(t *testing.T) {
 	require.Len(t, b.Problems, 1)
 	assert.Equal(t, "kustomization.yaml: the build runs 2 kustomization builds (a base is built once for each way it is reached), over the ceiling of 1 (--max-build-count)",
 		b.Problems[0].String())
+}
+
+// The scan reads at most one kustomization past --max-build-count: each
+// is built at least once. A chain of ten bases with a ceiling of 3 reads
+// four, and refuses the build; discover's scan (no estimate) stops at the
+// same place, and does not find an entry below it either.
+func TestMaxBuildsStopsTheScan(t *testing.T) {
+	files := map[string]string{}
+	for i := range 10 {
+		files[fmt.Sprintf("b%d/kustomization.yaml", i)] = fmt.Sprintf("resources: [../b%d]\n", i+1)
+	}
+	files["b10/kustomization.yaml"] = "resources: [cm.yaml]\ntransformers: [fn.yaml]\n"
+	files["b10/cm.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n"
+	files["b10/fn.yaml"] = ourEntry
+	tr := tree(t, files)
+	for _, estimate := range []bool{true, false} {
+		b, err := Scan(tr, filepath.Join(tr.Dir(), "b0"), "b0/kustomization.yaml", true, Limits{MaxBuilds: 3}, estimate)
+		require.NoError(t, err)
+		assert.Len(t, b.visits, 4, "kustomizations read")
+		assert.Empty(t, b.Functions)
+		if estimate {
+			require.Len(t, b.Problems, 1)
+			assert.Equal(t, "b0/kustomization.yaml: the build reaches more than 3 kustomizations, each built at least once, over the ceiling of 3 kustomization builds (--max-build-count)",
+				b.Problems[0].String())
+		}
+	}
+	// With the ceiling at the chain's eleven kustomizations, all are read.
+	b, err := Scan(tr, filepath.Join(tr.Dir(), "b0"), "b0/kustomization.yaml", true, Limits{MaxBuilds: 11}, false)
+	require.NoError(t, err)
+	assert.Len(t, b.visits, 11)
+	assert.Len(t, b.Functions, 1)
 }
 
 // The entry is flapp-services' only when its image's last path segment is

@@ -107,7 +107,10 @@ func (c *Cost) finish(transforms, metadata int64) {
 // checkCost records the ceilings the estimated cost passes.
 func (b *Build) checkCost(chain *chain) {
 	c, l := b.Cost, b.limits
-	if c.Builds > l.MaxBuilds {
+	switch {
+	case b.unread:
+		b.problem(chain, "", "the build reaches more than %d kustomizations, each built at least once, over the ceiling of %d kustomization builds (--max-build-count)", l.MaxBuilds, l.MaxBuilds)
+	case c.Builds > l.MaxBuilds:
 		b.problem(chain, "", "the build runs %s kustomization builds (a base is built once for each way it is reached), over the ceiling of %d (--max-build-count)", count(c.Builds), l.MaxBuilds)
 	}
 	if c.Work > l.MaxCost {

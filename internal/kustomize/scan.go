@@ -71,6 +71,7 @@ type Build struct {
 	read        map[string][]byte // resolved file -> its content, as the scan read it (the build reads it from here once)
 	dataFiles   map[string]bool   // resolved files the build reads as data (generator sources), not as YAML
 	visits      map[visitKey]*Cost
+	unread      bool // the scan stopped past --max-build-count kustomizations
 	resmaps     *resmap.Factory
 	objects     objectFiles        // where the build's FLApps and Services were read
 	metadata    []string           // the root's buildMetadata
@@ -292,6 +293,14 @@ func (s *scan) visit(dir string, chain *chain, plugins string) (Cost, error) {
 			return Cost{}, errCycle
 		}
 		return *c, nil
+	}
+	if int64(len(s.visits)) > s.limits.MaxBuilds {
+		// Each kustomization is built at least once: past the ceiling,
+		// the scan reads no more, so that its work stays within it
+		// whatever lies beyond (discover, which does not estimate,
+		// included).
+		s.unread = true
+		return Cost{Builds: 1}, nil
 	}
 	s.visits[key] = nil
 	// Below here, paths are relative to the directory resolved, as
