@@ -59,7 +59,6 @@ func newCommand(version string) *cobra.Command {
 
 	var opts RenderOptions
 	var renderArgoCD, discoverArgoCD bool
-	var maxMemory int64 // defaultMaxMemory when 0
 	maxCPU := defaultMaxCPUTime
 	renderCmd := &cobra.Command{
 		Use:   "render [PATH...]",
@@ -100,7 +99,7 @@ stdout and the exit code is 1. Details: ` + readme,
 			if maxCPU <= 0 {
 				return fmt.Errorf("--max-cpu-time must be positive")
 			}
-			defer watch(cmp.Or(maxMemory, defaultMaxMemory), maxCPU, cmd.ErrOrStderr())()
+			defer watch(cmp.Or(opts.MaxMemory, defaultMaxMemory), maxCPU, cmd.ErrOrStderr())()
 			return RunRender(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -119,7 +118,7 @@ stdout and the exit code is 1. Details: ` + readme,
 	renderCmd.Flags().Int64Var(&opts.Build.MaxCost, "max-build-cost", kustomize.DefaultMaxCost, "most a kustomize build may cost, as estimated before it runs (SECURITY.md)")
 	renderCmd.Flags().Var(byteSize{&opts.Build.MaxOutput, kustomize.DefaultMaxOutput}, "max-build-output", "most bytes a kustomize build may output, estimated before it runs and counted as it is written")
 	renderCmd.Flags().DurationVar(&opts.Build.MaxTime, "max-build-time", kustomize.DefaultMaxTime, "longest a kustomize build may run: a backstop to --max-build-cost")
-	renderCmd.Flags().Var(byteSize{&maxMemory, defaultMaxMemory}, "max-memory", "most memory the render may hold (the Go runtime's own figures, read every 10 ms): past it the process stops, exit 1")
+	renderCmd.Flags().Var(byteSize{&opts.MaxMemory, defaultMaxMemory}, "max-memory", "most memory the render may hold (the Go runtime's own figures, read every 10 ms): past it the process stops, exit 1")
 	renderCmd.Flags().DurationVar(&maxCPU, "max-cpu-time", defaultMaxCPUTime, "most CPU time the whole render may use, serialization included (read every 10 ms): past it the process stops, exit 1")
 	renderCmd.Flags().BoolVar(&opts.Strict, "strict", false, "fail on any warning (exit 1, nothing on stdout): Argo CD shows a plugin's stderr only when it fails")
 	renderCmd.Flags().BoolVar(&renderArgoCD, "argocd-env", false, argoCDRenderFlagUsage)

@@ -119,10 +119,10 @@ var userLimits = []struct{ name, def, flag, configKey string }{
 	{"error results", "100", "", ""},
 	{"echoed value", "256 bytes", "", ""},
 	{"echoed message", "4096 bytes", "", ""},
-	{"memory, hard (render)", "600Mi", "--max-memory", ""},
+	{"memory, hard (render)", "320Mi", "--max-memory", ""},
 	{"CPU time (render)", "1m0s", "--max-cpu-time", ""},
 	{"heap, soft (render mode)", "192Mi", "", ""},
-	{"heap, soft (kustomize build)", "512Mi", "", ""},
+	{"heap, soft (kustomize build)", "256Mi", "", ""},
 	{"heap, soft (discover)", "96Mi", "", ""},
 	{"render spool in memory", "1Mi", "", ""},
 }

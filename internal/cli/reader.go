@@ -30,7 +30,8 @@ type reader struct {
 	maxObjects     int
 	maxDocNodes    int
 	maxObjectNodes int
-	count          int // objects read so far, all inputs together
+	count          int   // objects read so far, all inputs together
+	buildHeapLimit int64 // the soft heap limit while a kustomization is built
 	// entries runs the flapp-services entries of the kustomization built
 	// in the directory named (as messages name it), at their place.
 	entries func(buildDir string) kustomize.Entries
@@ -90,7 +91,7 @@ func (r *reader) read(in input, i int) (source, error) {
 		data, err := r.ld.ReadStream("<stdin>", r.stdin)
 		return source{origin: fn.Origin{File: "<stdin>"}, data: data}, err
 	case in.build != nil:
-		data, err := buildUnderItsHeapLimit(in.build, r.entries(in.build.Dir))
+		data, err := buildUnderItsHeapLimit(in.build, r.entries(in.build.Dir), r.buildHeapLimit)
 		if err != nil {
 			return source{}, &fn.InputError{Origin: fn.Origin{File: in.build.File}, Err: err}
 		}
@@ -102,13 +103,14 @@ func (r *reader) read(in input, i int) (source, error) {
 }
 
 // buildUnderItsHeapLimit runs a kustomize build with render mode's own soft
-// heap limit raised to the build's (buildMemoryLimit). A build holds all its
-// objects at once (kustomize's resource map), so the limit meant for the
-// garbage between documents would keep the collector running through it. A
-// GOMEMLIMIT the operator set stays.
-func buildUnderItsHeapLimit(b *kustomize.Build, entries kustomize.Entries) ([]byte, error) {
+// heap limit raised to the build's, limit (buildMemoryLimit, or less below
+// a lower --max-memory, which the collector must work to stay under). A
+// build holds all its objects at once (kustomize's resource map), so the
+// limit meant for the garbage between documents would keep the collector
+// running through it. A GOMEMLIMIT the operator set stays.
+func buildUnderItsHeapLimit(b *kustomize.Build, entries kustomize.Entries, limit int64) ([]byte, error) {
 	if ownHeapLimit() {
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(buildMemoryLimit))
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(max(limit, renderMemoryLimit)))
 	}
 	return b.Run(entries)
 }

@@ -32,6 +32,7 @@ type RenderOptions struct {
 	MaxObjectNodes   int    // DefaultMaxObjectNodes when 0
 	LoadRestrictor   string // loader.RootOnly when empty
 	Strict           bool   // fail on any warning
+	MaxMemory        int64  // defaultMaxMemory when 0: the command's watchdog holds it, a build's soft heap limit stays below it
 	Root             string // the repository root, when not the current directory (Argo CD)
 	Limits           loader.Limits
 	Build            kustomize.Limits // a kustomization's build; its node ceilings are taken from above
@@ -48,6 +49,7 @@ func (opts RenderOptions) resolved() RenderOptions {
 		opts.Paths = []string{"."}
 	}
 	opts.MaxObjects = cmp.Or(opts.MaxObjects, DefaultMaxObjects)
+	opts.MaxMemory = cmp.Or(opts.MaxMemory, defaultMaxMemory)
 	opts.MaxDocumentNodes = cmp.Or(opts.MaxDocumentNodes, DefaultMaxDocumentNodes)
 	opts.MaxObjectNodes = cmp.Or(opts.MaxObjectNodes, DefaultMaxObjectNodes)
 	opts.Limits.MaxFileSize = cmp.Or(opts.Limits.MaxFileSize, loader.DefaultMaxFileSize)
@@ -164,7 +166,8 @@ func openRender(opts RenderOptions, stdin io.Reader) (*renderInputs, error) {
 		return nil, err
 	}
 	r.entries = &entryRuns{cfg: cfg, opts: opts}
-	r.reader = &reader{ld: ld, stdin: stdin, maxObjects: opts.MaxObjects, maxDocNodes: opts.MaxDocumentNodes, maxObjectNodes: opts.MaxObjectNodes}
+	r.reader = &reader{ld: ld, stdin: stdin, maxObjects: opts.MaxObjects, maxDocNodes: opts.MaxDocumentNodes, maxObjectNodes: opts.MaxObjectNodes,
+		buildHeapLimit: min(buildMemoryLimit, opts.MaxMemory/5*4)}
 	r.reader.entries = r.entries.of
 	return r, nil
 }

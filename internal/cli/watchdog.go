@@ -14,10 +14,17 @@ import (
 // The ceilings the process holds itself to, by construction:
 // whatever the estimates before a build say, no input takes it past them.
 const (
-	// defaultMaxMemory is below the 640 MiB the Argo CD sidecar is given
-	// (examples/argocd), above the largest render the budgets admit
-	// (BENCHMARKS.md: 100,000 Services peak at about 568 MiB RSS).
-	defaultMaxMemory = 600 << 20
+	// defaultMaxMemory is half the 640 MiB the Argo CD sidecar is given
+	// (examples/argocd): the watchdog cannot stop one long copy (a
+	// buffer doubling as a build writes a large object) while the
+	// collector waits to stop the world for it, so a render may pass the
+	// ceiling by as much as it holds before it is stopped. A vars
+	// expansion of 1 MiB into 700 arguments jumped from about 420 to 785
+	// MiB between two readings. It is above the largest render the default
+	// ceilings admit outside a kustomize build (SECURITY.md, Memory: about
+	// 230 MiB); a larger build needs --max-memory raised with the
+	// container's limit, as the 5,000-FLApp overlay of BENCHMARKS.md does.
+	defaultMaxMemory = 320 << 20
 	// defaultMaxCPUTime is the CPU time of the whole run, serialization
 	// included: CPU time, not wall time, so that a loaded machine does not
 	// turn a pass into a failure. Argo CD gives a plugin 90 s of wall time
