@@ -833,6 +833,8 @@ func kustomizeCases() []kcase {
 		})
 	}
 
+	cs = append(cs, redTeamCases()...)
+
 	// --- Controls: what a repository legitimately holds renders.
 	add(kcase{
 		name: "control-examples-staging", family: "control", app: "examples/kustomize/staging",
