@@ -461,3 +461,22 @@ func TestRenderBuildsDoNotShareTheirOpenAPISchema(t *testing.T) {
 	require.Contains(t, alone, "image: busybox:1.37", "the patch merges into the container by its name")
 	assert.True(t, strings.HasSuffix(both, alone), "victim's output is the same after pollutor's build:\n%s", both)
 }
+
+// An openapi: schema whose types refer to themselves is legitimate (the
+// API server's own JSONSchemaProps does) and kyaml resolves it field by
+// field, so it is not refused, unlike a crds: cycle: a patch through it
+// merges and the render ends.
+func TestRenderBuildOpenAPISelfReference(t *testing.T) {
+	t.Chdir(writeFiles(t, map[string]string{
+		"kustomization.yaml": "openapi: {path: schema.json}\nresources: [foo.yaml]\npatches:\n- target: {kind: Foo}\n  patch: |\n" +
+			"    apiVersion: example.com/v1\n    kind: Foo\n    metadata: {name: f}\n    spec: {a: {b: {c: 1}}}\n",
+		"foo.yaml": "apiVersion: example.com/v1\nkind: Foo\nmetadata: {name: f}\nspec: {a: {b: {x: 1}}}\n",
+		"schema.json": `{"definitions": {"com.example.v1.Foo": {"type": "object",
+			"x-kubernetes-group-version-kind": [{"group": "example.com", "kind": "Foo", "version": "v1"}],
+			"properties": {"spec": {"$ref": "#/definitions/com.example.v1.Foo"}, "a": {"$ref": "#/definitions/com.example.v1.Foo"},
+				"b": {"$ref": "#/definitions/com.example.v1.Foo"}}}}}`,
+	}))
+	out, stderr, err := runRender(t, RenderOptions{Paths: []string{"."}}, "")
+	require.NoError(t, err, stderr)
+	assert.Contains(t, out, "    b:\n      c: 1\n      x: 1\n")
+}
