@@ -129,10 +129,12 @@ stdout and the exit code is 1. Details: ` + readme,
 		Short: "Print why 'render' of the same paths is this tool's job, or nothing",
 		Long: `discover reads the files 'render' would read and prints one line when they
 hold an FLApp in any form the render reads (also inside a v1 List, in JSON,
-in any document of a file), when a file that mentions FLApp does not parse,
-or when they hold no object at all; it prints nothing for files that hold
-objects but no FLApp. The exit code is 0 either way, 1 only when a path
-cannot be read: the contract of Argo CD's discover.find command.`,
+in UTF-16, in any document of a file), when a file that mentions FLApp does
+not parse, or when the PATH is a kustomization root whose build runs
+flapp-services as a transformer. It prints nothing for anything else: files
+without an FLApp, an empty directory, a Helm chart, another kustomization.
+The exit code is 0 either way, 1 only when a path cannot be read: the
+contract of Argo CD's discover.find command.`,
 		Example:       `  flapp-services discover .   # Argo CD plugin discovery (examples/argocd/plugin.yaml)`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
