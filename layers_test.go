@@ -5,6 +5,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,7 +23,7 @@ var layers = map[string]struct {
 }{
 	".":                                {module: []string{"internal/cli", "internal/sandbox"}},
 	"internal/sandbox":                 {},
-	"internal/cli":                     {module: []string{"fn", "internal/third_party/kyaml/krmio", "internal/kustomize", "internal/loader", "render"}},
+	"internal/cli":                     {module: []string{"fn", "internal/third_party/kyaml/krmio", "internal/kustomize", "internal/loader", "internal/nodes", "render"}},
 	"internal/third_party/kyaml/krmio": {module: []string{"fn", "internal/nodes"}},
 	"internal/nodes":                   {},
 	"internal/kustomize":               {module: []string{"internal/loader", "internal/nodes"}},
@@ -111,6 +112,44 @@ func TestPackagesHaveDocGo(t *testing.T) {
 		}
 		if f.Doc == nil || !strings.HasPrefix(f.Doc.Text(), want) {
 			t.Errorf("%s/doc.go: its comment must start with %q", dir, want)
+		}
+	}
+}
+
+// TestDocGoStatesItsImports holds what each doc.go says it imports of this
+// module ("Of this module it imports only a, b and c", or "it imports
+// nothing of this module") to its layer above, which TestImportsPointDown
+// holds the code to: a statement that drifts from the code fails.
+func TestDocGoStatesItsImports(t *testing.T) {
+	parens := regexp.MustCompile(`\([^)]*\)`)
+	for dir, rule := range layers {
+		if dir == "." || strings.HasPrefix(dir, "bench/") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, "doc.go"), nil, parser.ParseComments|parser.PackageClauseOnly)
+		if err != nil || f.Doc == nil {
+			t.Errorf("%s: no doc.go comment: %v", dir, err)
+			continue
+		}
+		text := strings.Join(strings.Fields(parens.ReplaceAllString(f.Doc.Text(), "")), " ")
+		var stated []string
+		if _, list, ok := strings.Cut(text, "Of this module it imports only "); ok {
+			for _, end := range []string{";", ". ", ", and nothing", ", never"} {
+				list, _, _ = strings.Cut(list, end)
+			}
+			for _, part := range strings.Split(strings.ReplaceAll(list, " and ", ", "), ",") {
+				if part = strings.Trim(part, " ."); part != "" {
+					stated = append(stated, part)
+				}
+			}
+		} else if !strings.Contains(text, "imports nothing of this module") {
+			t.Errorf("%s/doc.go says neither \"Of this module it imports only ...\" nor \"it imports nothing of this module\"", dir)
+			continue
+		}
+		slices.Sort(stated)
+		want := slices.Sorted(slices.Values(rule.module))
+		if !slices.Equal(stated, want) {
+			t.Errorf("%s/doc.go says it imports %v of this module; its layer (and so its code) allows %v", dir, stated, want)
 		}
 	}
 }

@@ -3,6 +3,6 @@
 // reference, validated with field paths before anything is allocated.
 //
 // It is pure: typed values in, typed values out. It must never import a YAML
-// library, do I/O, or import another package of this module; the KRM glue
+// library or do I/O, and it imports nothing of this module; the KRM glue
 // (package fn) depends on it, never the other way (layers_test.go checks).
 package render

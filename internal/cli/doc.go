@@ -12,5 +12,7 @@
 // generated help.
 //
 // It is the top of the dependency graph: main imports it, and nothing in
-// this module may import it.
+// this module may import it. Of this module it imports only fn,
+// internal/third_party/kyaml/krmio, internal/kustomize, internal/loader,
+// internal/nodes and render (layers_test.go checks).
 package cli

@@ -12,7 +12,8 @@
 // Services of the root's last entry are written after the build where
 // kustomize would put them (late.go).
 //
-// Of this module it imports only internal/loader; internal/cli drives it.
+// Of this module it imports only internal/loader and internal/nodes;
+// internal/cli drives it.
 // It must never import fn, render or internal/third_party/kyaml/krmio: what it returns is
 // YAML, read like any other input (layers_test.go checks).
 package kustomize

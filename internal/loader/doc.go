@@ -5,6 +5,6 @@
 // bounds what it reads: a ceiling per file and in total, checked on the
 // files' sizes before anything is read.
 //
-// It knows nothing of YAML or FLApps: it must never import a YAML library or
-// another package of this module (layers_test.go checks).
+// It knows nothing of YAML or FLApps: it must never import a YAML library,
+// and it imports nothing of this module (layers_test.go checks).
 package loader

@@ -58,7 +58,8 @@
 // above names the versions mirrored and their license; a test fails when
 // go.mod moves past them.
 //
-// Of this module it imports only fn (for ServiceNode and Output); never
-// internal/cli, which drives it. Its differential tests, in package
+// Of this module it imports only fn (for ServiceNode and Output) and
+// internal/nodes (to bound a document's nodes); never internal/cli, which
+// drives it. Its differential tests, in package
 // krmio_test, drive it through internal/cli.
 package krmio
