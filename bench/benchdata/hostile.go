@@ -6,7 +6,7 @@ import (
 )
 
 // HostileDir holds, under MemoryDir, one kustomization root per family of
-// hostile builds (SECURITY.md, Findings of 2026-12-01): the worst the
+// hostile builds (CHANGELOG.md, Security history): the worst the
 // default ceilings admit, or, where a family has no admitted form worth
 // measuring, its cheapest refusal. make bench-memory runs each as the Argo
 // CD sidecar would (GOMEMLIMIT=256MiB), against the sidecar's 640 MiB.

@@ -33,7 +33,7 @@ const (
 	sidecarDeadline = 60 * time.Second
 	// straceDeadline is the backstop under strace: ptrace slows a
 	// multi-threaded Go process's scheduling (futexes) many times over
-	// (SECURITY.md, Findings of 2026-12-01, has the measurement), so the
+	// (SECURITY.md, Hostile-input suite, has the measurement), so the
 	// sidecar's deadline is checked by the runs without it.
 	straceDeadline = 3 * sidecarDeadline
 	// rssKill stops a run whose process tree passes it (a safety net for
@@ -559,7 +559,7 @@ func straceBin() (string, error) {
 // and sockets, to the world's log. --seccomp-bpf stops the traced
 // processes at these calls only: stopped at every call, a run that
 // stats thousands of files takes many times as long (SECURITY.md,
-// Findings of 2026-12-01).
+// Hostile-input suite).
 func (e *hostileEnv) straceArgv(strace string, argv []string) []string {
 	return append([]string{strace, "-f", "--seccomp-bpf", "-qq", "-e", "trace=execve,execveat,connect,socket", "-e", "signal=none",
 		"-o", e.straceLog}, argv...)
