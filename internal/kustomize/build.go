@@ -15,7 +15,67 @@ import (
 	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/openapi"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
+
+// Build is a kustomization root, scanned: what its build reads and runs.
+type Build struct {
+	tree   *loader.Tree
+	dir    string // the root, resolved
+	File   string // its kustomization file, as messages name it
+	Dir    string // the root, as messages name it
+	tight  bool   // kustomize's own LoadRestrictionsRootOnly
+	limits Limits
+
+	// Functions are flapp-services' transformer entries, in the order the
+	// build meets them: the render's configuration.
+	Functions []Function
+	// Problems are what the build must not do (execute, fetch, leave the
+	// repository) or cannot do within its ceilings, each naming where: the
+	// render refuses the build when there is any.
+	Problems []Problem
+	// Cost is what the build is estimated to cost, before it runs.
+	Cost Cost
+	// Changes are the transformations of the build's kustomizations that
+	// can change a Service after an entry of another kustomization made it,
+	// in the order the scan meets them: a render names them when it
+	// refuses a Service the fedlearner operator would not claim.
+	Changes []Change
+
+	key         string            // names this build's entries as its run reads them (entryAnnotation)
+	rewrites    map[string][]byte // resolved file -> its content as the build reads it: flapp-services' entries as entryKind
+	read        map[string][]byte // resolved file -> its content, as the scan read it (the build reads it from here once)
+	dataFiles   map[string]bool   // resolved files the build reads as data (generator sources), not as YAML
+	visits      map[visitKey]*Cost
+	unread      bool // the scan stopped past --max-build-count kustomizations
+	resmaps     *resmap.Factory
+	objects     objectFiles        // where the build's FLApps and Services were read
+	metadata    []string           // the root's buildMetadata
+	sortOptions *types.SortOptions // the root's
+	lastAllowed bool               // the root's entry may be last: no vars, no validators
+	virtual     map[string][]byte  // path -> content of a file only the build reads: the render's own entry
+}
+
+type visitKey struct {
+	dir     string // resolved
+	plugins string // the field (generators, transformers or validators) that lists it, when it is built for its plugin configurations
+}
+
+// Function is one flapp-services entry of a kustomization's transformers.
+type Function struct {
+	Kustomization string      // the kustomization file that lists it, as messages name it
+	Source        string      // the file holding the entry (the kustomization itself for an inline one)
+	Config        *yaml.RNode // the entry: a ConfigMap or FLAppServices, the functionConfig; nil for the render's own
+	// Render says the entry is the render's own, added at the end of the
+	// root's transformers of a build that lists none: the render's
+	// configuration (--config, the flags) is its configuration.
+	Render bool
+
+	apiVersion, kind string // the entry's own, which the build reads as builtin and entryKind
+	// last says nothing runs after the entry but kustomize's final steps,
+	// which leave what it adds as it is: Run writes that after the build.
+	last bool
+}
 
 // KustomizeRelease is the kustomize release whose builds Run gives: the
 // app.kubernetes.io/managed-by label of buildMetadata: [managedByLabel]
