@@ -53,7 +53,7 @@ FUZZTIME ?= 1m
 FUZZMINIMIZETIME ?= 10s
 fuzz:
 	@echo "== the random differential tests at full breadth (make test runs a tenth)"
-	$(GO) test -count=1 -run 'Random|ScalarForm' ./internal/third_party/kyaml/krmio -args -random-breadth=10
+	$(GO) test -count=1 -run 'Random|ScalarForm' ./internal/krmio -args -random-breadth=10
 	@set -e; for pkg in $$($(GO) list ./...); do \
 	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 	    echo "== $$pkg $$target ($(FUZZTIME))"; \
@@ -125,7 +125,7 @@ tools:
 ## (Mutation) records the last run. MUTATION_PKGS=./render make mutation runs one package.
 GREMLINS_VERSION := v0.6.0
 GREMLINS         := $(TOOLS)/gremlins-$(GREMLINS_VERSION)
-MUTATION_PKGS    ?= ./render ./fn ./internal/third_party/kyaml/krmio ./internal/loader ./internal/kustomize
+MUTATION_PKGS    ?= ./render ./fn ./internal/krmio ./internal/repofs ./internal/kustomize
 # Two workers of one CPU each keep both cores busy; a mutant's tests may take five times
 # what the unmutated package's took before they count as timed out (a load spike is not a kill).
 MUTATION_WORKERS ?= 2

@@ -21,28 +21,28 @@ var layers = map[string]struct {
 	module    []string // packages of this module it may import
 	forbidden []string // import path prefixes it must not use
 }{
-	".":                                {module: []string{"internal/cli", "internal/sandbox"}},
-	"internal/sandbox":                 {},
-	"internal/cli":                     {module: []string{"fn", "internal/third_party/kyaml/krmio", "internal/kustomize", "internal/loader", "internal/nodes", "render"}},
-	"internal/third_party/kyaml/krmio": {module: []string{"fn", "internal/nodes"}},
-	"internal/nodes":                   {},
-	"internal/kustomize":               {module: []string{"internal/loader", "internal/nodes"}},
-	"internal/loader":                  {forbidden: []string{"sigs.k8s.io/kustomize", "go.yaml.in", "gopkg.in/yaml", "sigs.k8s.io/yaml"}},
-	"fn":                               {module: []string{"render"}},
-	"fn/fntest":                        {module: []string{"fn", "render"}},
-	"render":                           {forbidden: []string{"sigs.k8s.io/kustomize", "go.yaml.in", "gopkg.in/yaml", "sigs.k8s.io/yaml", "os", "io", "net"}},
-	"bench/gen":                        {module: []string{"bench/benchdata"}},
-	"bench/run":                        {module: []string{"bench/benchdata"}},
-	"bench/noop":                       {},
-	"bench/benchdata":                  {},
+	".":                  {module: []string{"internal/cli", "internal/sandbox"}},
+	"internal/sandbox":   {},
+	"internal/cli":       {module: []string{"fn", "internal/krmio", "internal/kustomize", "internal/repofs", "internal/yamlnodes", "render"}},
+	"internal/krmio":     {module: []string{"fn", "internal/yamlnodes"}},
+	"internal/yamlnodes": {},
+	"internal/kustomize": {module: []string{"internal/repofs", "internal/yamlnodes"}},
+	"internal/repofs":    {forbidden: []string{"sigs.k8s.io/kustomize", "go.yaml.in", "gopkg.in/yaml", "sigs.k8s.io/yaml"}},
+	"fn":                 {module: []string{"render"}},
+	"fn/fntest":          {module: []string{"fn", "render"}},
+	"render":             {forbidden: []string{"sigs.k8s.io/kustomize", "go.yaml.in", "gopkg.in/yaml", "sigs.k8s.io/yaml", "os", "io", "net"}},
+	"bench/gen":          {module: []string{"bench/benchdata"}},
+	"bench/run":          {module: []string{"bench/benchdata"}},
+	"bench/noop":         {},
+	"bench/benchdata":    {},
 
 	// Writes internal/cli/help_gen.go from the README (go generate).
 	"internal/cli/gendocs": {},
 }
 
 // TestImportsPointDown holds every package's non-test imports to its layer:
-// main -> internal/cli -> {internal/third_party/kyaml/krmio -> fn, internal/kustomize ->
-// internal/loader} and fn -> render. fn imports nothing under internal/, and nothing imports up.
+// main -> internal/cli -> {internal/krmio -> fn, internal/kustomize ->
+// internal/repofs} and fn -> render. fn imports nothing under internal/, and nothing imports up.
 func TestImportsPointDown(t *testing.T) {
 	seen := 0
 	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {

@@ -7,7 +7,7 @@
 // else passes through. Every action and every error is a result, built by
 // the constructors in results.go.
 //
-// ServiceNode is the reference encoder the fast writer (internal/third_party/kyaml/krmio)
+// ServiceNode is the reference encoder the fast writer (internal/krmio)
 // must match; the tests run the package as a kyaml function
 // (fntest.Processor, through framework.Execute) for their reference.
 //

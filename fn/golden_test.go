@@ -74,7 +74,7 @@ func TestGoldenSecondRun(t *testing.T) {
 // TestGoldenServicesReadAlike: every Service in every success case's
 // expected.yaml reads the same with kubectl's reader (YAML 1.1) as with
 // kyaml's (YAML 1.2); yaml11-words-quoted is the case that needs quotes.
-// The differential tests (internal/third_party/kyaml/krmio) do the same for every output
+// The differential tests (internal/krmio) do the same for every output
 // of both modes, on the golden and random inputs.
 func TestGoldenServicesReadAlike(t *testing.T) {
 	n := 0

@@ -24,7 +24,7 @@ func WithServiceNodes(items []*yaml.RNode, services iter.Seq[*corev1.Service]) [
 // ServiceNode is the reference encoder: the yaml node of a generated Service,
 // with a fixed field order (that of the Kubernetes Go types) and sorted maps,
 // so the bytes of a render never depend on map iteration. Only the fields
-// package render sets exist. The fast writer (internal/third_party/kyaml/krmio) writes
+// package render sets exist. The fast writer (internal/krmio) writes
 // exactly what kyaml's encoder writes for this node.
 //
 // Every string that a YAML 1.1 reader (sigs.k8s.io/yaml: kubectl, Argo CD,

@@ -140,7 +140,7 @@ const (
 // last List is the file's only FLApp, so discover finds it only once it has
 // parsed every document. It returns the file and the number of Lists.
 //
-// Counted as nodes.Bound (internal/nodes) counts: every ':' and '{' and ',' two, a
+// Counted as yamlnodes.Bound (internal/yamlnodes) counts: every ':' and '{' and ',' two, a
 // '-' before a blank two, a line one, the document two. A data line
 // ("    kxxxx: v\n") is 3 of the bound and 2 nodes.
 func NodeBoundLists(size int) ([]byte, int) {

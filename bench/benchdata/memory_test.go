@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/fedlearner/flapp-services/internal/cli"
-	"github.com/fedlearner/flapp-services/internal/nodes"
-	"github.com/fedlearner/flapp-services/internal/third_party/kyaml/krmio"
+	"github.com/fedlearner/flapp-services/internal/krmio"
+	"github.com/fedlearner/flapp-services/internal/yamlnodes"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -32,7 +32,7 @@ func TestNodeBoundListsFillsTheCeilings(t *testing.T) {
 	}
 	largest, flapps := 0, 0
 	for i, doc := range docs {
-		if b := nodes.Bound(doc); b > DocumentNodes || b < DocumentNodes*999/1000 {
+		if b := yamlnodes.Bound(doc); b > DocumentNodes || b < DocumentNodes*999/1000 {
 			t.Errorf("document %d: node bound %d, want just under %d", i+1, b, DocumentNodes)
 		}
 		node, err := yaml.Parse(doc)

@@ -1,4 +1,4 @@
-// Package fntest is what the tests of fn, internal/cli and internal/third_party/kyaml/krmio
+// Package fntest is what the tests of fn, internal/cli and internal/krmio
 // share: the golden cases; the reference KRM function (Processor, package fn
 // as a kyaml function is written: every Service a node, handed to
 // framework.Execute), run as kyaml's command and frameworktestutil run it;

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/fedlearner/flapp-services/fn"
-	"github.com/fedlearner/flapp-services/internal/loader"
-	"github.com/fedlearner/flapp-services/internal/third_party/kyaml/krmio"
+	"github.com/fedlearner/flapp-services/internal/krmio"
+	"github.com/fedlearner/flapp-services/internal/repofs"
 	"github.com/pmezard/go-difflib/difflib"
 )
 
@@ -20,7 +20,7 @@ const checkDiffCeiling = 8 << 20
 
 // check compares the render with the committed file as both stream by, for
 // CI drift checks, and fails with a diff when they differ.
-func check(ld *loader.Loader, name, confined string, w *krmio.StreamWriter, out *fn.Output) error {
+func check(ld *repofs.Loader, name, confined string, w *krmio.StreamWriter, out *fn.Output) error {
 	committed, err := ld.OpenConfined("--check", name, confined, checkCeiling)
 	if err != nil {
 		return err

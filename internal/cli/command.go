@@ -10,7 +10,7 @@ import (
 
 	"github.com/fedlearner/flapp-services/fn"
 	"github.com/fedlearner/flapp-services/internal/kustomize"
-	"github.com/fedlearner/flapp-services/internal/loader"
+	"github.com/fedlearner/flapp-services/internal/repofs"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -107,10 +107,10 @@ stdout and the exit code is 1. Details: ` + readme,
 	renderCmd.Flags().StringVar(&opts.OwnerReferences, "owner-references", "", "owner-reference policy, overriding the config: IfKnown, Required or Never")
 	renderCmd.Flags().StringVar(&opts.Check, "check", "", "compare the render with this file instead of printing it; exit 1 with a diff when they differ")
 	renderCmd.Flags().Int64Var(&opts.MaxServices, "max-services", 0, fmt.Sprintf("most Services one run may generate; when unset, the config's maxServices applies (default %d)", fn.DefaultMaxServices))
-	renderCmd.Flags().StringVar(&opts.LoadRestrictor, "load-restrictor", string(loader.RootOnly),
-		fmt.Sprintf("%s: follow symlinks only while they stay inside the PATH they are reached from; %s: anywhere (trusted trees only)", loader.RootOnly, loader.None))
-	renderCmd.Flags().Var(byteSize{&opts.Limits.MaxFileSize, loader.DefaultMaxFileSize}, "max-file-size", "largest file (or stdin) read")
-	renderCmd.Flags().Var(byteSize{&opts.Limits.MaxInputSize, loader.DefaultMaxInputSize}, "max-input-size", "most bytes read in one run, all files together")
+	renderCmd.Flags().StringVar(&opts.LoadRestrictor, "load-restrictor", string(repofs.RootOnly),
+		fmt.Sprintf("%s: follow symlinks only while they stay inside the PATH they are reached from; %s: anywhere (trusted trees only)", repofs.RootOnly, repofs.None))
+	renderCmd.Flags().Var(byteSize{&opts.Limits.MaxFileSize, repofs.DefaultMaxFileSize}, "max-file-size", "largest file (or stdin) read")
+	renderCmd.Flags().Var(byteSize{&opts.Limits.MaxInputSize, repofs.DefaultMaxInputSize}, "max-input-size", "most bytes read in one run, all files together")
 	renderCmd.Flags().IntVar(&opts.MaxObjects, "max-objects", DefaultMaxObjects, "most objects read in one run, all files together")
 	renderCmd.Flags().IntVar(&opts.MaxDocumentNodes, "max-document-nodes", DefaultMaxDocumentNodes, "most YAML nodes one document may hold, bounded on its bytes before it is parsed")
 	renderCmd.Flags().IntVar(&opts.MaxObjectNodes, "max-object-nodes", DefaultMaxObjectNodes, "most YAML nodes one object (a document, or an item of a List) may hold")
@@ -181,7 +181,7 @@ func (b byteSize) String() string {
 	if b.v != nil && *b.v != 0 {
 		n = *b.v
 	}
-	return loader.Size(n)
+	return repofs.Size(n)
 }
 
 func (b byteSize) Set(s string) error {

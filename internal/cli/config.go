@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/fedlearner/flapp-services/fn"
-	"github.com/fedlearner/flapp-services/internal/loader"
-	"github.com/fedlearner/flapp-services/internal/nodes"
+	"github.com/fedlearner/flapp-services/internal/repofs"
+	"github.com/fedlearner/flapp-services/internal/yamlnodes"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -14,7 +14,7 @@ import (
 // loadConfig reads --config and applies --owner-references and
 // --max-services; it returns the config file's resolved path, which is not
 // part of the render.
-func loadConfig(opts RenderOptions, ld *loader.Loader) (fn.Config, string, error) {
+func loadConfig(opts RenderOptions, ld *repofs.Loader) (fn.Config, string, error) {
 	cfg := fn.DefaultConfig()
 	var configPath string
 	if opts.Config != "" {
@@ -28,14 +28,14 @@ func loadConfig(opts RenderOptions, ld *loader.Loader) (fn.Config, string, error
 		}
 		// The same node ceilings as any input: the file is the
 		// repository's when Argo CD names it (FLAPP_CONFIG).
-		if n := nodes.Bound(string(data)); n > opts.MaxDocumentNodes {
+		if n := yamlnodes.Bound(string(data)); n > opts.MaxDocumentNodes {
 			return cfg, "", fmt.Errorf("--config %s may hold up to %d YAML nodes, over the ceiling of %d (--max-document-nodes): a configuration is a few lines", opts.Config, n, opts.MaxDocumentNodes)
 		}
 		node, err := yaml.Parse(string(data))
 		if err != nil {
 			return cfg, "", fmt.Errorf("--config %s is not YAML: %w", opts.Config, err)
 		}
-		if nodes.Expanded(node.YNode(), opts.MaxObjectNodes) > opts.MaxObjectNodes {
+		if yamlnodes.Expanded(node.YNode(), opts.MaxObjectNodes) > opts.MaxObjectNodes {
 			return cfg, "", fmt.Errorf("--config %s has over %d YAML nodes (--max-object-nodes): a configuration is a few lines", opts.Config, opts.MaxObjectNodes)
 		}
 		parsed, results := fn.ParseConfig(node, fn.Origin{File: opts.Config})

@@ -9,7 +9,7 @@ import (
 
 	"github.com/fedlearner/flapp-services/fn"
 	"github.com/fedlearner/flapp-services/internal/kustomize"
-	"github.com/fedlearner/flapp-services/internal/loader"
+	"github.com/fedlearner/flapp-services/internal/repofs"
 	"github.com/fedlearner/flapp-services/render"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -41,7 +41,7 @@ type DiscoverOptions struct {
 // the files that can hold an FLApp: the kind cannot be spelt without the
 // bytes "FLApp" or an escape sequence (a backslash) in the file.
 func Discover(opts DiscoverOptions) (string, error) {
-	ld, err := loader.New(loader.RootOnly, loader.Limits{})
+	ld, err := repofs.New(repofs.RootOnly, repofs.Limits{})
 	if err != nil {
 		return "", err
 	}
@@ -82,7 +82,7 @@ func Discover(opts DiscoverOptions) (string, error) {
 }
 
 // discoverRoot is Discover for one PATH.
-func discoverRoot(ld *loader.Loader, r *reader, root loader.Root, skip string) (string, error) {
+func discoverRoot(ld *repofs.Loader, r *reader, root repofs.Root, skip string) (string, error) {
 	if file, ok := ld.Find(root, kustomize.FileNames...); ok {
 		b, err := kustomize.Scan(ld.Tree(root), root.Path(), file, true, kustomize.Limits{MaxDocumentNodes: DefaultMaxDocumentNodes}, false)
 		if err != nil || len(b.Functions) == 0 {

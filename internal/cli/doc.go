@@ -13,6 +13,6 @@
 //
 // It is the top of the dependency graph: main imports it, and nothing in
 // this module may import it. Of this module it imports only fn,
-// internal/third_party/kyaml/krmio, internal/kustomize, internal/loader,
-// internal/nodes and render (layers_test.go checks).
+// internal/krmio, internal/kustomize, internal/repofs,
+// internal/yamlnodes and render (layers_test.go checks).
 package cli

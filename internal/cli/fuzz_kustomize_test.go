@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/fedlearner/flapp-services/internal/kustomize"
-	"github.com/fedlearner/flapp-services/internal/loader"
+	"github.com/fedlearner/flapp-services/internal/repofs"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 )
 
@@ -38,7 +38,7 @@ func FuzzKustomizeBuild(f *testing.F) {
 		t.Chdir(dir)
 		opts := RenderOptions{
 			Paths:  []string{"."},
-			Limits: loader.Limits{MaxInputSize: 4 << 20},
+			Limits: repofs.Limits{MaxInputSize: 4 << 20},
 			Build:  kustomize.Limits{MaxOutput: 4 << 20, MaxTime: 5 * time.Second},
 		}
 		out, stderr, failed := renderBytes(t, opts, nil)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fedlearner/flapp-services/internal/loader"
+	"github.com/fedlearner/flapp-services/internal/repofs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -316,8 +316,8 @@ func TestRenderBuildErrorsNameTheSourceFile(t *testing.T) {
 	assert.Contains(t, stderr, "error: base/flapp.yaml (in the build of overlays/prod): FLApp normal: spec.role: Invalid value: \"Boss\"", "the base's entry sees it before the overlay's namespace")
 }
 
-func limitsOf(file, input int64) loader.Limits {
-	return loader.Limits{MaxFileSize: file, MaxInputSize: input}
+func limitsOf(file, input int64) repofs.Limits {
+	return repofs.Limits{MaxFileSize: file, MaxInputSize: input}
 }
 
 // The build runs under a soft heap limit of its own (BENCHMARKS.md measures

@@ -4,9 +4,9 @@ import (
 	"strconv"
 
 	"github.com/fedlearner/flapp-services/fn"
+	"github.com/fedlearner/flapp-services/internal/krmio"
 	"github.com/fedlearner/flapp-services/internal/kustomize"
-	"github.com/fedlearner/flapp-services/internal/loader"
-	"github.com/fedlearner/flapp-services/internal/third_party/kyaml/krmio"
+	"github.com/fedlearner/flapp-services/internal/repofs"
 	"github.com/fedlearner/flapp-services/render"
 )
 
@@ -18,7 +18,7 @@ const (
 	// measures a flood of them).
 	DefaultMaxObjects = 200000
 	// DefaultMaxDocumentNodes bounds one document's YAML nodes, counted
-	// on its bytes before it is parsed (nodes.Bound): a parsed tree costs
+	// on its bytes before it is parsed (yamlnodes.Bound): a parsed tree costs
 	// memory by the node, so a document's tree stays bounded whatever it
 	// holds, while a kubectl export of thousands of FLApps still reads
 	// (SECURITY.md, Why these defaults, has the cost per node and the
@@ -71,12 +71,12 @@ type Limit struct {
 
 // Limits are every ceiling, in the order SECURITY.md lists them.
 var Limits = []Limit{
-	{"file size", loader.Size(loader.DefaultMaxFileSize), "--max-file-size", "",
-		"internal/loader: every file's size as listed, before anything is read; stdin as it is read"},
-	{"input size", loader.Size(loader.DefaultMaxInputSize), "--max-input-size", "",
-		"internal/loader: the listed sizes added up, before anything is read"},
+	{"file size", repofs.Size(repofs.DefaultMaxFileSize), "--max-file-size", "",
+		"internal/repofs: every file's size as listed, before anything is read; stdin as it is read"},
+	{"input size", repofs.Size(repofs.DefaultMaxInputSize), "--max-input-size", "",
+		"internal/repofs: the listed sizes added up, before anything is read"},
 	{"YAML nodes per document", countString(DefaultMaxDocumentNodes), "--max-document-nodes", "",
-		"internal/third_party/kyaml/krmio.ReadDocuments: each document's node bound, before the file's first document is parsed; with the copies its List items need to read alone (aliases to other items' anchors expanded), counted before they are made; the --config file's bound too. KRM mode: those copies in all, at the default"},
+		"internal/krmio.ReadDocuments: each document's node bound, before the file's first document is parsed; with the copies its List items need to read alone (aliases to other items' anchors expanded), counted before they are made; the --config file's bound too. KRM mode: those copies in all, at the default"},
 	{"YAML nodes per object", countString(DefaultMaxObjectNodes), "--max-object-nodes", "",
 		"internal/cli (render mode): each object's nodes counted once its document is parsed, before it is kept; the --config file's, aliases expanded. KRM mode: an item's copy with its aliases to other items' anchors expanded, counted before it is made, at the default"},
 	{"objects", countString(DefaultMaxObjects), "--max-objects", "",
@@ -85,7 +85,7 @@ var Limits = []Limit{
 		"internal/kustomize.Scan: each base counted once for each way it is reached, before anything is built"},
 	{"kustomize build cost", countString(kustomize.DefaultMaxCost), "--max-build-cost", "",
 		"internal/kustomize.Scan: estimated from the kustomization and resource files, before anything is built"},
-	{"kustomize build output", loader.Size(kustomize.DefaultMaxOutput), "--max-build-output", "",
+	{"kustomize build output", repofs.Size(kustomize.DefaultMaxOutput), "--max-build-output", "",
 		"internal/kustomize: estimated by the scan before anything is built, counted object by object as the output is written"},
 	{"kustomize build time", kustomize.DefaultMaxTime.String(), "--max-build-time", "",
 		"internal/kustomize.Build.Run: wall clock, a backstop to the estimate; the build is abandoned and the render fails"},
@@ -93,9 +93,9 @@ var Limits = []Limit{
 		"fn.Run.Finish: replica counts added up, before any Service is built"},
 	{"Services per FLApp", countString(render.DefaultMaxServicesPerFLApp), "", "maxServicesPerFLApp",
 		"render.NewPlan: the FLApp's replica counts, before any Service is built"},
-	{"--check file", loader.Size(checkCeiling), "", "",
-		"internal/loader.OpenConfined: its size, before it is read"},
-	{"--check diff", loader.Size(checkDiffCeiling), "", "",
+	{"--check file", repofs.Size(checkCeiling), "", "",
+		"internal/repofs.OpenConfined: its size, before it is read"},
+	{"--check diff", repofs.Size(checkDiffCeiling), "", "",
 		"internal/cli (--check): a larger render's drift is reported by line, not diffed"},
 	{"error results", countString(fn.MaxErrors), "", "",
 		"fn.Run.Finish: further errors are counted in one more result"},
@@ -103,18 +103,18 @@ var Limits = []Limit{
 		"fn results: a name, file, field or value a result repeats"},
 	{"echoed message", countString(fn.MaxMessage) + " bytes", "", "",
 		"fn results: a whole message, also on stderr"},
-	{"memory, hard (render)", loader.Size(defaultMaxMemory), "--max-memory", "",
+	{"memory, hard (render)", repofs.Size(defaultMaxMemory), "--max-memory", "",
 		"the render and discover commands (internal/cli.watch): the Go runtime's own figures, read at start and every 10 ms; past the ceiling the process stops, exit 1, nothing on stdout"},
 	{"CPU time (render)", defaultMaxCPUTime.String(), "--max-cpu-time", "",
 		"the render and discover commands (internal/cli.watch): the process's user and system time, read every 10 ms, serialization included; past it the process stops, exit 1"},
-	{"heap, soft (render mode)", loader.Size(renderMemoryLimit), "", "",
+	{"heap, soft (render mode)", repofs.Size(renderMemoryLimit), "", "",
 		"the render command (internal/cli.heapLimit), once for the process, unless GOMEMLIMIT is set; the collector works harder past it, nothing fails"},
-	{"heap, soft (kustomize build)", loader.Size(min(buildMemoryLimit, defaultMaxMemory/5*4)), "", "",
+	{"heap, soft (kustomize build)", repofs.Size(min(buildMemoryLimit, defaultMaxMemory/5*4)), "", "",
 		"internal/cli (render mode): debug.SetMemoryLimit while a kustomization is built, unless GOMEMLIMIT is set: four fifths of --max-memory, at most 512Mi; the collector works harder past it, nothing fails"},
-	{"heap, soft (discover)", loader.Size(discoverMemoryLimit), "", "",
+	{"heap, soft (discover)", repofs.Size(discoverMemoryLimit), "", "",
 		"the discover command (internal/cli.heapLimit), once for the process, unless GOMEMLIMIT is lower; the collector works harder past it, nothing fails"},
-	{"render spool in memory", loader.Size(krmio.SpoolMemory), "", "",
-		"internal/third_party/kyaml/krmio.StreamWriter: past it, the encoded render waits in an unlinked temporary file"},
+	{"render spool in memory", repofs.Size(krmio.SpoolMemory), "", "",
+		"internal/krmio.StreamWriter: past it, the encoded render waits in an unlinked temporary file"},
 }
 
 func countString(n int64) string { return strconv.FormatInt(n, 10) }

@@ -26,8 +26,8 @@ func TestLimitsHoldAtTheirDefaults(t *testing.T) {
 		"echoed message":     echoedMessageAtDefault,
 	}
 	elsewhere := map[string]string{
-		"file size":                    "internal/loader TestDefaultCeilings (8Mi and 8Mi+1)",
-		"input size":                   "internal/loader TestDefaultCeilings (32Mi and 32Mi+1)",
+		"file size":                    "internal/repofs TestDefaultCeilings (8Mi and 8Mi+1)",
+		"input size":                   "internal/repofs TestDefaultCeilings (32Mi and 32Mi+1)",
 		"YAML nodes per document":      "TestRenderHelpShowsTheLimits (the default) and krmio's reader tests (a ceiling and one past it)",
 		"YAML nodes per object":        "TestRenderHelpShowsTheLimits and TestMaxObjectNodes",
 		"objects":                      "TestRenderHelpShowsTheLimits and TestMaxObjectsBoundary",

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/fedlearner/flapp-services/fn"
-	"github.com/fedlearner/flapp-services/internal/loader"
+	"github.com/fedlearner/flapp-services/internal/repofs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -162,7 +162,7 @@ func TestRenderHelpShowsTheLimits(t *testing.T) {
 // A loader built without ceilings enforces the file and input sizes users
 // are told.
 func TestLoaderDefaultsAreTheUserLimits(t *testing.T) {
-	ld, err := loader.New(loader.RootOnly, loader.Limits{})
+	ld, err := repofs.New(repofs.RootOnly, repofs.Limits{})
 	require.NoError(t, err)
 	def := map[string]string{}
 	for _, l := range userLimits {

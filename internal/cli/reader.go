@@ -9,9 +9,9 @@ import (
 	"runtime/debug"
 
 	"github.com/fedlearner/flapp-services/fn"
+	"github.com/fedlearner/flapp-services/internal/krmio"
 	"github.com/fedlearner/flapp-services/internal/kustomize"
-	"github.com/fedlearner/flapp-services/internal/loader"
-	"github.com/fedlearner/flapp-services/internal/third_party/kyaml/krmio"
+	"github.com/fedlearner/flapp-services/internal/repofs"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -25,7 +25,7 @@ const localConfigAnnotation = "config.kubernetes.io/local-config"
 // document's nodes before it is parsed, and the reader counts objects and
 // each object's nodes before it is kept.
 type reader struct {
-	ld             *loader.Loader
+	ld             *repofs.Loader
 	stdin          io.Reader
 	maxObjects     int
 	maxDocNodes    int
@@ -40,7 +40,7 @@ type reader struct {
 // input is one PATH of the command line: the files found below it, stdin
 // ("-"), or a kustomization root, read as its build's output.
 type input struct {
-	manifests []loader.File
+	manifests []repofs.File
 	stdin     bool
 	build     *kustomize.Build
 }

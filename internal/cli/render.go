@@ -10,9 +10,9 @@ import (
 	"strings"
 
 	"github.com/fedlearner/flapp-services/fn"
+	"github.com/fedlearner/flapp-services/internal/krmio"
 	"github.com/fedlearner/flapp-services/internal/kustomize"
-	"github.com/fedlearner/flapp-services/internal/loader"
-	"github.com/fedlearner/flapp-services/internal/third_party/kyaml/krmio"
+	"github.com/fedlearner/flapp-services/internal/repofs"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 )
 
@@ -26,11 +26,11 @@ type RenderOptions struct {
 	MaxObjects       int    // DefaultMaxObjects when 0
 	MaxDocumentNodes int    // DefaultMaxDocumentNodes when 0
 	MaxObjectNodes   int    // DefaultMaxObjectNodes when 0
-	LoadRestrictor   string // loader.RootOnly when empty
+	LoadRestrictor   string // repofs.RootOnly when empty
 	Strict           bool   // fail on any warning
 	MaxMemory        int64  // defaultMaxMemory when 0: the command's watchdog holds it, a build's soft heap limit stays below it
 	Root             string // the repository root, when not the current directory (Argo CD)
-	Limits           loader.Limits
+	Limits           repofs.Limits
 	Build            kustomize.Limits // a kustomization's build; its node ceilings are taken from above
 	Paths            []string
 }
@@ -39,7 +39,7 @@ type RenderOptions struct {
 // the build read their ceilings from it as they are.
 func (opts RenderOptions) resolved() RenderOptions {
 	if opts.LoadRestrictor == "" {
-		opts.LoadRestrictor = string(loader.RootOnly)
+		opts.LoadRestrictor = string(repofs.RootOnly)
 	}
 	if len(opts.Paths) == 0 {
 		opts.Paths = []string{"."}
@@ -48,8 +48,8 @@ func (opts RenderOptions) resolved() RenderOptions {
 	opts.MaxMemory = cmp.Or(opts.MaxMemory, defaultMaxMemory)
 	opts.MaxDocumentNodes = cmp.Or(opts.MaxDocumentNodes, DefaultMaxDocumentNodes)
 	opts.MaxObjectNodes = cmp.Or(opts.MaxObjectNodes, DefaultMaxObjectNodes)
-	opts.Limits.MaxFileSize = cmp.Or(opts.Limits.MaxFileSize, loader.DefaultMaxFileSize)
-	opts.Limits.MaxInputSize = cmp.Or(opts.Limits.MaxInputSize, loader.DefaultMaxInputSize)
+	opts.Limits.MaxFileSize = cmp.Or(opts.Limits.MaxFileSize, repofs.DefaultMaxFileSize)
+	opts.Limits.MaxInputSize = cmp.Or(opts.Limits.MaxInputSize, repofs.DefaultMaxInputSize)
 	opts.Build.MaxDocumentNodes, opts.Build.MaxObjectNodes = opts.MaxDocumentNodes, opts.MaxObjectNodes
 	opts.Build.MaxBuilds = cmp.Or(opts.Build.MaxBuilds, kustomize.DefaultMaxBuilds)
 	opts.Build.MaxCost = cmp.Or(opts.Build.MaxCost, kustomize.DefaultMaxCost)
@@ -125,7 +125,7 @@ type renderInputs struct {
 
 // openRender opens the inputs of a render with resolved options.
 func openRender(opts RenderOptions, stdin io.Reader) (*renderInputs, error) {
-	ld, err := loader.New(loader.Restrictor(opts.LoadRestrictor), opts.Limits)
+	ld, err := repofs.New(repofs.Restrictor(opts.LoadRestrictor), opts.Limits)
 	if err != nil {
 		return nil, err
 	}
@@ -197,8 +197,8 @@ func (r *renderInputs) tellChanges(run *fn.Run) {
 func ownHeapLimit() bool { return os.Getenv("GOMEMLIMIT") == "" }
 
 // resolvePaths resolves every PATH but stdin ("-", a nil root).
-func resolvePaths(ld *loader.Loader, paths []string) ([]*loader.Root, error) {
-	roots := make([]*loader.Root, len(paths))
+func resolvePaths(ld *repofs.Loader, paths []string) ([]*repofs.Root, error) {
+	roots := make([]*repofs.Root, len(paths))
 	for i, p := range paths {
 		if p == "-" {
 			continue
@@ -216,7 +216,7 @@ func resolvePaths(ld *loader.Loader, paths []string) ([]*loader.Root, error) {
 // skipping the resolved path skip (the config file). A root that is a
 // kustomization is scanned, to be built; a kustomization anywhere else is
 // an error, and so is a Helm chart: neither is a manifest.
-func listInputs(ld *loader.Loader, roots []*loader.Root, skip string, limits kustomize.Limits) ([]input, error) {
+func listInputs(ld *repofs.Loader, roots []*repofs.Root, skip string, limits kustomize.Limits) ([]input, error) {
 	inputs := make([]input, len(roots))
 	for i, root := range roots {
 		if root == nil {
@@ -253,8 +253,8 @@ func listInputs(ld *loader.Loader, roots []*loader.Root, skip string, limits kus
 // scanKustomization scans the kustomization root for its build, and
 // refuses a build that would execute, fetch or leave the repository, or
 // that would cost more than its ceilings, before anything is built.
-func scanKustomization(ld *loader.Loader, root loader.Root, file string, limits kustomize.Limits) (*kustomize.Build, error) {
-	b, err := kustomize.Scan(ld.Tree(root), root.Path(), file, ld.Restrictor() == loader.RootOnly, limits, true)
+func scanKustomization(ld *repofs.Loader, root repofs.Root, file string, limits kustomize.Limits) (*kustomize.Build, error) {
+	b, err := kustomize.Scan(ld.Tree(root), root.Path(), file, ld.Restrictor() == repofs.RootOnly, limits, true)
 	if err != nil {
 		return nil, err
 	}

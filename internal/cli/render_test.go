@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fedlearner/flapp-services/internal/nodes"
+	"github.com/fedlearner/flapp-services/internal/yamlnodes"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -383,7 +383,7 @@ func TestRenderConfigFileNodeCeilings(t *testing.T) {
 		"aliases.yaml": config + "x: &a [1, 2, 3, 4, 5, 6, 7, 8]\ny: &b [*a, *a, *a, *a, *a, *a, *a, *a]\nz: [*b, *b, *b, *b, *b, *b, *b, *b]\n",
 	})
 	flapp := filepath.Join(dir, "flapp.yaml")
-	bound := nodes.Bound(config)
+	bound := yamlnodes.Bound(config)
 	for _, c := range []struct {
 		file          string
 		docNodes, obj int

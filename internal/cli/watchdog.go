@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fedlearner/flapp-services/internal/loader"
+	"github.com/fedlearner/flapp-services/internal/repofs"
 )
 
 // The ceilings the process holds itself to, by construction:
@@ -51,7 +51,7 @@ func watch(maxMemory int64, maxCPU time.Duration, errOut io.Writer) (stop func()
 	check := func() {
 		metrics.Read(samples)
 		if held := int64(samples[0].Value.Uint64() - samples[1].Value.Uint64()); held > maxMemory {
-			fail("memory ceiling of " + loader.Size(maxMemory) + " (render's --max-memory)")
+			fail("memory ceiling of " + repofs.Size(maxMemory) + " (render's --max-memory)")
 		}
 		var ru syscall.Rusage
 		if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fedlearner/flapp-services/internal/loader"
+	"github.com/fedlearner/flapp-services/internal/repofs"
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/provenance"
@@ -20,7 +20,7 @@ import (
 
 // Build is a kustomization root, scanned: what its build reads and runs.
 type Build struct {
-	tree   *loader.Tree
+	tree   *repofs.Tree
 	dir    string // the root, resolved
 	File   string // its kustomization file, as messages name it
 	Dir    string // the root, as messages name it
@@ -208,7 +208,7 @@ func (o *outputBudget) append(buf []byte, res *resource.Resource) ([]byte, error
 		if id.Namespace != "" {
 			name = id.Namespace + "/" + name
 		}
-		return nil, fmt.Errorf("the build's output passes the ceiling of %s (--max-build-output) at its object %d of %d, %s %s", loader.Size(o.max), o.seen, o.objects, id.Kind, name)
+		return nil, fmt.Errorf("the build's output passes the ceiling of %s (--max-build-output) at its object %d of %d, %s %s", repofs.Size(o.max), o.seen, o.objects, id.Kind, name)
 	}
 	if len(buf) > 0 {
 		buf = append(buf, "---\n"...)

@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/fedlearner/flapp-services/internal/loader"
+	"github.com/fedlearner/flapp-services/internal/repofs"
 	"sigs.k8s.io/kustomize/api/types"
 )
 
@@ -118,7 +118,7 @@ func (b *Build) checkCost(chain *chain) {
 			count(c.Work), count(c.Objects), count(c.Builds), l.MaxCost)
 	}
 	if c.Bytes > l.MaxOutput {
-		b.problem(chain, "", "the build's output is estimated at %s bytes (names, labels and annotations added to each of %s objects), over the ceiling of %s (--max-build-output)", count(c.Bytes), count(c.Objects), loader.Size(l.MaxOutput))
+		b.problem(chain, "", "the build's output is estimated at %s bytes (names, labels and annotations added to each of %s objects), over the ceiling of %s (--max-build-output)", count(c.Bytes), count(c.Objects), repofs.Size(l.MaxOutput))
 	}
 }
 

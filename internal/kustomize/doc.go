@@ -6,14 +6,14 @@
 // never executed) and refuses what the build would execute or fetch: other
 // functions, plugins, Helm chart inflation, remote resources and bases.
 // Build.Run then runs krusty over a read-only file system confined to the
-// repository by internal/loader, with the render's symlink rules and size
+// repository by internal/repofs, with the render's symlink rules and size
 // ceilings; each entry runs in process at its place among the transformers,
 // as a kustomize builtin this package registers (entry.go), and the
 // Services of the root's last entry are written after the build where
 // kustomize would put them (late.go).
 //
-// Of this module it imports only internal/loader and internal/nodes;
+// Of this module it imports only internal/repofs and internal/yamlnodes;
 // internal/cli drives it.
-// It must never import fn, render or internal/third_party/kyaml/krmio: what it returns is
+// It must never import fn, render or internal/krmio: what it returns is
 // YAML, read like any other input (layers_test.go checks).
 package kustomize

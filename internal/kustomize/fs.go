@@ -6,12 +6,12 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/fedlearner/flapp-services/internal/loader"
+	"github.com/fedlearner/flapp-services/internal/repofs"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
 // confinedFS is the file system krusty builds on: the repository as
-// loader.Tree confines it (symlinks that stay inside, the render's size
+// repofs.Tree confines it (symlinks that stay inside, the render's size
 // ceilings), read-only, with some kustomization files read as rewritten.
 // Every YAML file it gives kustomize is within the node ceiling, aliases
 // expanded; every read counts toward the size ceilings (the scan's read of
@@ -128,7 +128,7 @@ func (c *confinedFS) ReadFile(p string) ([]byte, error) {
 	default:
 		data, err = tree.ReadFile(abs)
 	}
-	if errors.Is(err, loader.ErrCeiling) {
+	if errors.Is(err, repofs.ErrCeiling) {
 		return nil, c.refuse(err)
 	}
 	if err != nil {

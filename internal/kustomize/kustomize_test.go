@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fedlearner/flapp-services/internal/loader"
+	"github.com/fedlearner/flapp-services/internal/repofs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/api/provider"
@@ -45,7 +45,7 @@ func TestIsOurImage(t *testing.T) {
 }
 
 // What kustomize reads as remote (its internal/git.NewRepoSpecFromURL and
-// loader.IsRemoteFile, v0.21.2), and what it reads as local.
+// repofs.IsRemoteFile, v0.21.2), and what it reads as local.
 func TestIsRemote(t *testing.T) {
 	for _, p := range []string{
 		"https://github.com/kubernetes-sigs/kustomize//examples/multibases?ref=v3.3.1",
@@ -100,8 +100,8 @@ func TestClassify(t *testing.T) {
 }
 
 // tree writes files under a fresh directory that is the current directory
-// and the repository, and returns its loader.Tree.
-func tree(t *testing.T, files map[string]string) *loader.Tree {
+// and the repository, and returns its repofs.Tree.
+func tree(t *testing.T, files map[string]string) *repofs.Tree {
 	t.Helper()
 	dir := t.TempDir()
 	for p, content := range files {
@@ -110,7 +110,7 @@ func tree(t *testing.T, files map[string]string) *loader.Tree {
 		require.NoError(t, os.WriteFile(full, []byte(content), 0o644))
 	}
 	t.Chdir(dir)
-	ld, err := loader.New(loader.RootOnly, loader.Limits{})
+	ld, err := repofs.New(repofs.RootOnly, repofs.Limits{})
 	require.NoError(t, err)
 	root, err := ld.Resolve(".")
 	require.NoError(t, err)
@@ -163,7 +163,7 @@ func TestRunRunsEntriesAtTheirPlace(t *testing.T) {
 	})
 	before, err := os.ReadFile("kustomization.yaml")
 	require.NoError(t, err)
-	ld, err := loader.New(loader.RootOnly, loader.Limits{})
+	ld, err := repofs.New(repofs.RootOnly, repofs.Limits{})
 	require.NoError(t, err)
 	root, err := ld.Resolve(".")
 	require.NoError(t, err)
@@ -386,7 +386,7 @@ func TestScanTellsNothingOfOutside(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "repo/kustomization.yaml"), []byte("transformers: [../"+target+"]\nresources: [link]\n"), 0o644))
 		require.NoError(t, os.Symlink("../"+target, filepath.Join(dir, "repo/link")))
 		t.Chdir(filepath.Join(dir, "repo"))
-		ld, err := loader.New(loader.RootOnly, loader.Limits{})
+		ld, err := repofs.New(repofs.RootOnly, repofs.Limits{})
 		require.NoError(t, err)
 		root, err := ld.Resolve(".")
 		require.NoError(t, err)

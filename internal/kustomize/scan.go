@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/fedlearner/flapp-services/internal/loader"
+	"github.com/fedlearner/flapp-services/internal/repofs"
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/api/provider"
 	"sigs.k8s.io/kustomize/api/resmap"
@@ -39,7 +39,7 @@ const (
 // without, it reads only kustomization and plugin configuration files
 // (discover). Its error is a file that cannot be read or parsed; what the
 // build must not do goes into Problems.
-func Scan(tree *loader.Tree, dir, file string, restrictRoot bool, limits Limits, estimate bool) (*Build, error) {
+func Scan(tree *repofs.Tree, dir, file string, restrictRoot bool, limits Limits, estimate bool) (*Build, error) {
 	limits = limits.withDefaults()
 	b := &Build{
 		tree: tree, dir: dir, File: file, Dir: filepath.ToSlash(filepath.Dir(file)), tight: restrictRoot, limits: limits,

@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/fedlearner/flapp-services/internal/nodes"
+	"github.com/fedlearner/flapp-services/internal/yamlnodes"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -17,7 +17,7 @@ import (
 // does not parse is left to the reader that parses it, which says so.
 func yamlProblem(data []byte, limit int) string {
 	for i, doc := range splitDocuments(data) {
-		if n := nodes.Bound(doc); n > limit {
+		if n := yamlnodes.Bound(doc); n > limit {
 			return fmt.Sprintf("document %d has up to %d YAML nodes, over the ceiling of %d per document (--max-document-nodes)", i+1, n, limit)
 		}
 	}
@@ -30,7 +30,7 @@ func yamlProblem(data []byte, limit int) string {
 		if err := dec.Decode(&n); err != nil {
 			return ""
 		}
-		if nodes.Expanded(&n, limit) > limit {
+		if yamlnodes.Expanded(&n, limit) > limit {
 			return fmt.Sprintf("document %d has over %d YAML nodes once its aliases are expanded, over the ceiling per document (--max-document-nodes)", i, limit)
 		}
 	}
@@ -43,7 +43,7 @@ func yamlProblem(data []byte, limit int) string {
 // over the ceiling, or that may hold aliases, are parsed.
 func objectProblem(data []byte, limit int) string {
 	for i, doc := range splitDocuments(data) {
-		if nodes.Bound(doc) <= limit && !hasAliases(doc) {
+		if yamlnodes.Bound(doc) <= limit && !hasAliases(doc) {
 			continue
 		}
 		var n yaml.Node
@@ -53,7 +53,7 @@ func objectProblem(data []byte, limit int) string {
 		if strings.HasSuffix(yaml.NewRNode(&n).GetKind(), "List") {
 			continue
 		}
-		if nodes.Expanded(&n, limit) > limit {
+		if yamlnodes.Expanded(&n, limit) > limit {
 			return fmt.Sprintf("document %d is an object of over %d YAML nodes (--max-object-nodes): no Kubernetes object is that large; split it", i+1, limit)
 		}
 	}

@@ -1,4 +1,4 @@
-// Package loader reads the manifest files of `flapp-services render` from
+// Package repofs reads the manifest files of `flapp-services render` from
 // a tree that may belong to anyone who can push a branch. It follows
 // symlinks only while they stay inside the PATH they are reached from, like
 // kustomize's LoadRestrictionsRootOnly, turns symlink loops into errors, and
@@ -7,4 +7,4 @@
 //
 // It knows nothing of YAML or FLApps: it must never import a YAML library,
 // and it imports nothing of this module (layers_test.go checks).
-package loader
+package repofs

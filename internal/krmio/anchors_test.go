@@ -13,7 +13,7 @@ import (
 	"github.com/fedlearner/flapp-services/fn"
 	"github.com/fedlearner/flapp-services/fn/fntest"
 	"github.com/fedlearner/flapp-services/internal/cli"
-	"github.com/fedlearner/flapp-services/internal/third_party/kyaml/krmio"
+	"github.com/fedlearner/flapp-services/internal/krmio"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/kyaml/kio"

@@ -154,7 +154,7 @@ func randomUUID(rnd *rand.Rand) string {
 func goldenServiceStrings(t *testing.T) []string {
 	t.Helper()
 	var out []string
-	for _, dir := range fntest.GoldenCases(t, "../../../../testdata") {
+	for _, dir := range fntest.GoldenCases(t, "../../testdata") {
 		input, err := os.ReadFile(filepath.Join(dir, "input.yaml"))
 		require.NoError(t, err)
 		rw := &kio.ByteReadWriter{Reader: bytes.NewReader(input)}

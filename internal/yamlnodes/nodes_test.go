@@ -1,4 +1,4 @@
-package nodes
+package yamlnodes
 
 import (
 	"strings"

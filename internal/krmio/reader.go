@@ -12,7 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/fedlearner/flapp-services/fn"
-	"github.com/fedlearner/flapp-services/internal/nodes"
+	"github.com/fedlearner/flapp-services/internal/yamlnodes"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -51,7 +51,7 @@ func CountNodes(n *yaml.Node, limit int) int {
 // its order, but decodes one document at a time, so only one document's
 // tree is alive at once (plus what the caller keeps). Before the first
 // document is decoded, every document's nodes are bounded by counting bytes
-// (nodes.Bound): a document over limits.MaxNodes is refused before anything
+// (yamlnodes.Bound): a document over limits.MaxNodes is refused before anything
 // of the file is built.
 //
 // The items of a List, which are read (and written) one at a time, are
@@ -85,7 +85,7 @@ func ReadDocuments(data []byte, file string, limits ReadLimits) iter.Seq2[Docume
 			if i != last {
 				value = value[:len(value)-1] // the bound as kio's document: without its last '\n'
 			}
-			if n := nodes.Bound(value); n > limits.MaxNodes {
+			if n := yamlnodes.Bound(value); n > limits.MaxNodes {
 				yield(Document{}, &fn.InputError{Origin: fn.Origin{File: file, Document: i + 1, Line: starts[i]}, Err: fmt.Errorf(
 					"may hold up to %d YAML nodes, over the ceiling of %d per document (--max-document-nodes): split it into smaller documents or files", n, limits.MaxNodes)})
 				return
@@ -159,7 +159,7 @@ func firstLine(n *yaml.Node) int {
 // ReadLimits bound what ReadDocuments parses: checked on the bytes, before
 // any document is.
 type ReadLimits struct {
-	MaxNodes     int // per document, as nodes.Bound counts them
+	MaxNodes     int // per document, as yamlnodes.Bound counts them
 	MaxDocuments int // in the file: each document costs memory to split and parse, however small (SECURITY.md, Known limits)
 	MaxObjects   int // the ceiling on the whole input's objects that MaxDocuments is what is left of, as messages name it
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/fedlearner/flapp-services/fn"
 	"github.com/fedlearner/flapp-services/internal/cli"
-	"github.com/fedlearner/flapp-services/internal/third_party/kyaml/krmio"
+	"github.com/fedlearner/flapp-services/internal/krmio"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
@@ -31,7 +31,7 @@ import (
 // generated Service a node), render mode with kio.LocalPackageReader, fn and
 // kio.ByteWriter.
 
-const goldenDir = "../../../../testdata"
+const goldenDir = "../../testdata"
 
 // run is the outcome of one run of either mode: what it wrote on stdout,
 // and whether it failed.
@@ -287,7 +287,7 @@ func assertRenderMatches(t *testing.T, name string, dir string) bool {
 // kio.ByteWriter write.
 func TestFastRenderGolden(t *testing.T) {
 	defer assertServicesRead(t, readServices)
-	assert.True(t, assertRenderMatches(t, "examples/basic", "../../../../examples/basic"))
+	assert.True(t, assertRenderMatches(t, "examples/basic", "../../examples/basic"))
 	for _, dir := range fntest.GoldenCases(t, goldenDir) {
 		data, err := os.ReadFile(filepath.Join(dir, "input.yaml"))
 		require.NoError(t, err)
@@ -370,7 +370,7 @@ func TestFastEncoderGoldenServices(t *testing.T) {
 			n++
 		}
 	}
-	items, err := (&kio.LocalPackageReader{PackagePath: "../../../../examples/basic"}).Read()
+	items, err := (&kio.LocalPackageReader{PackagePath: "../../examples/basic"}).Read()
 	require.NoError(t, err)
 	_, out, results := fntest.Generate(items, fn.DefaultConfig())
 	require.Zero(t, results.ExitCode())
@@ -393,7 +393,7 @@ func TestFastEncoderGoldenServices(t *testing.T) {
 // answers a failure with kyaml's writer, not the fast path. Seeds: the
 // golden inputs and outputs.
 //
-//	go test ./internal/third_party/kyaml/krmio -run '^$' -fuzz FuzzFastKRM
+//	go test ./internal/krmio -run '^$' -fuzz FuzzFastKRM
 func FuzzFastKRM(f *testing.F) {
 	for _, dir := range fntest.GoldenCases(f, goldenDir) {
 		for _, file := range []string{"input.yaml", "expected.yaml"} {

@@ -4,7 +4,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/fedlearner/flapp-services/internal/nodes"
+	"github.com/fedlearner/flapp-services/internal/yamlnodes"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -23,7 +23,7 @@ import (
 // by a copy of that anchor's node, every alias in it expanded and no anchor
 // kept, placed where the alias was; aliases to anchors inside item stay
 // aliases (to the copy's anchors). n is then the copy's nodes, counted first
-// without expanding anything (nodes.Expanded): when they are over limit,
+// without expanding anything (yamlnodes.Expanded): when they are over limit,
 // nothing is built, node is nil and n is over limit, so an alias bomb spread
 // over items costs one pass over its own nodes.
 func Inline(item *yaml.Node, limit int) (node *yaml.Node, n int) {
@@ -72,7 +72,7 @@ func (a *anchors) inlinedNodes(n *yaml.Node, limit int) int {
 		if a.inside[n.Alias] || n.Alias == nil {
 			return 1
 		}
-		return nodes.Expanded(n.Alias, limit)
+		return yamlnodes.Expanded(n.Alias, limit)
 	}
 	a.add(n)
 	c := 1

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/fedlearner/flapp-services/fn"
-	"github.com/fedlearner/flapp-services/internal/nodes"
+	"github.com/fedlearner/flapp-services/internal/yamlnodes"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -33,7 +33,7 @@ func readerInputs(t testing.TB) map[string][]byte {
 		"bad yaml":     []byte("a: 1\n---\nb: [\n"),
 		"scalar":       []byte("just text\n"),
 	}
-	for _, glob := range []string{"../../../../testdata/*/*.yaml", "../../../../examples/*/*.yaml", "../../../../examples/*/*/*.yaml"} {
+	for _, glob := range []string{"../../testdata/*/*.yaml", "../../examples/*/*.yaml", "../../examples/*/*/*.yaml"} {
 		paths, err := filepath.Glob(glob)
 		require.NoError(t, err)
 		require.NotEmpty(t, paths, glob)
@@ -95,13 +95,13 @@ func countNodes(n *yaml.Node) int {
 	return c
 }
 
-// checkBound fails when a document that parses has more nodes than nodes.Bound.
+// checkBound fails when a document that parses has more nodes than yamlnodes.Bound.
 func checkBound(t *testing.T, doc string) {
 	var n yaml.Node
 	if err := yaml.NewDecoder(strings.NewReader(doc)).Decode(&n); err != nil {
 		return
 	}
-	if got, bound := countNodes(&n), nodes.Bound(doc); got > bound {
+	if got, bound := countNodes(&n), yamlnodes.Bound(doc); got > bound {
 		t.Errorf("%d nodes, bound %d: %q", got, bound, doc)
 	}
 }
@@ -130,7 +130,7 @@ func TestNodeBound(t *testing.T) {
 
 // FuzzNodeBound: no document that parses has more nodes than its bound.
 //
-//	go test ./internal/third_party/kyaml/krmio -run '^$' -fuzz FuzzNodeBound
+//	go test ./internal/krmio -run '^$' -fuzz FuzzNodeBound
 func FuzzNodeBound(f *testing.F) {
 	for _, data := range readerInputs(f) {
 		f.Add(string(data))

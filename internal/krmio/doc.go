@@ -44,7 +44,7 @@
 // exactly what kyaml writes for that node.
 //
 // The rule: a kyaml or go-yaml upgrade must keep this package's
-// differential tests and FuzzFastKRM green (go test ./internal/third_party/kyaml/krmio;
+// differential tests and FuzzFastKRM green (go test ./internal/krmio;
 // the fuzz test with -fuzz FuzzFastKRM). They compare every output of both
 // modes with what kyaml's own code writes for the same input: KRM mode
 // with framework.Execute of the function written as a kyaml function
@@ -54,12 +54,12 @@
 // output stays kyaml's, only slower and held whole (DEVELOPMENT.md).
 //
 // Its own parts, which mirror nothing: spool.go and chunk.go (where the
-// output waits), inline.go (an item read alone). README.md in the folder
-// above names the versions mirrored and their license; a test fails when
+// output waits), inline.go (an item read alone). MIRRORED.md beside it
+// names the versions mirrored and their license; a test fails when
 // go.mod moves past them.
 //
 // Of this module it imports only fn (for ServiceNode and Output) and
-// internal/nodes (to bound a document's nodes); never internal/cli, which
+// internal/yamlnodes (to bound a document's nodes); never internal/cli, which
 // drives it. Its differential tests, in package
 // krmio_test, drive it through internal/cli.
 package krmio

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/fedlearner/flapp-services/fn"
-	"github.com/fedlearner/flapp-services/internal/nodes"
+	"github.com/fedlearner/flapp-services/internal/yamlnodes"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -271,7 +271,7 @@ func TestReadDocumentsRefusesAnAliasBombAcrossItems(t *testing.T) {
 	small := "apiVersion: v1\nkind: List\nitems:\n- {a: &x [" + strings.TrimSuffix(strings.Repeat("1, ", 40), ", ") + "]}\n" +
 		strings.Repeat("- {b: *x}\n", 5)
 	asRead := CountNodes(parseDoc(t, small), math.MaxInt) + 5*40
-	require.Less(t, nodes.Bound(small), asRead, "the byte bound alone admits the document")
+	require.Less(t, yamlnodes.Bound(small), asRead, "the byte bound alone admits the document")
 	_, err := readAll(t, small, ReadLimits{MaxNodes: asRead, MaxDocuments: 1})
 	assert.NoError(t, err)
 	_, err = readAll(t, small, ReadLimits{MaxNodes: asRead - 1, MaxDocuments: 1})
