@@ -79,14 +79,17 @@ func TestCIWorkflowRunsCIRun(t *testing.T) {
 
 	script, err := os.ReadFile(filepath.Join(engine.Repo(), ".ci/run"))
 	require.NoError(t, err)
-	all := regexp.MustCompile(`(?m)^\[ \$\{#parts\[@\]\} -gt 0 \] \|\| parts=\(([^)]*)\)$`).FindSubmatch(script)
-	require.NotNil(t, all, ".ci/run: the parts it runs with no argument")
 	var want []any
-	for _, p := range strings.Fields(string(all[1])) {
-		if p != "tools" {
-			want = append(want, p)
+	for _, list := range []string{"in_order", "together"} {
+		m := regexp.MustCompile(`(?m)^` + list + `=\(([^)]*)\)$`).FindSubmatch(script)
+		require.NotNil(t, m, ".ci/run: the parts it runs with no argument (%s)", list)
+		for _, p := range strings.Fields(string(m[1])) {
+			if p != "tools" {
+				want = append(want, p)
+			}
 		}
 	}
+	require.Len(t, want, 5, ".ci/run: test, lint, e2e, clients, argocd")
 	var parts []any
 	for _, j := range wf.Jobs {
 		if m, ok := j.Strategy.Matrix["part"].([]any); ok {
