@@ -310,3 +310,30 @@ func TestKindOf(t *testing.T) {
 	assert.Equal(t, "a socket", kindOf(fs.ModeSocket))
 	assert.Equal(t, "L---------", kindOf(fs.ModeSymlink))
 }
+
+// Files leaves out the one file it is told to skip (the --config file),
+// however it is reached, and lists the rest; a file PATH over the
+// per-file ceiling is refused before it is read.
+func TestFilesSkipAndFileRoot(t *testing.T) {
+	dir := tree(t, map[string]string{"repo/p/a.yaml": "a", "repo/p/config.yaml": "c", "repo/p/z.yaml": "z", "repo/big.yaml": "123456789"},
+		map[string]string{"repo/p/b.yaml": "config.yaml"})
+	dir, err := filepath.EvalSymlinks(dir)
+	require.NoError(t, err)
+	l, err := New(RootOnly, Limits{MaxFileSize: 8})
+	require.NoError(t, err)
+	p, err := l.Resolve("p")
+	require.NoError(t, err)
+	files, err := l.Files(p, filepath.Join(dir, "repo/p/config.yaml"))
+	require.NoError(t, err)
+	var names []string
+	for _, f := range files {
+		names = append(names, f.Name)
+	}
+	assert.Equal(t, []string{"p/a.yaml", "p/z.yaml"}, names, "config.yaml and the link to it left out, z.yaml still listed")
+
+	big, err := l.Resolve("big.yaml")
+	require.NoError(t, err)
+	_, err = l.Files(big, "")
+	require.ErrorIs(t, err, ErrCeiling)
+	assert.Equal(t, "big.yaml is 9 bytes, over the ceiling of 8 bytes per file (--max-file-size)", err.Error())
+}
