@@ -26,7 +26,7 @@ OCI       := bin/flapp-services-oci.tar
 IMAGE_ARGS = --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION)
 
 .PHONY: all build test unit integration e2e e2e-clients e2e-argocd lint fmt demo bench e2e-clients-only bench-data bench-memory bench-corpus clean tools release-check
-.PHONY: image image-bins image-oci image-push image-push-floating sbom dist dist-sums
+.PHONY: image image-bins image-oci image-push image-push-floating sbom dist dist-sums dist-sign verify-release
 
 all: build
 
@@ -286,9 +286,34 @@ dist:
 release-check: build
 	cd test/e2e && DIST_PLATFORMS='$(DIST_PLATFORMS)' FLAPP_SERVICES_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 30m -run '^TestDist$$' ./clients/release
 
-## dist-sums: $(DIST)/SHA256SUMS, the sha256sum of every other file in $(DIST) (run it again after adding one).
+## dist-sums: $(DIST)/SHA256SUMS, the sha256sum of every other file in $(DIST) but its signature (run it again
+## after adding one, then dist-sign).
 dist-sums:
-	cd $(DIST) && sha256sum -- $$(ls | grep -vx SHA256SUMS) > SHA256SUMS
+	cd $(DIST) && sha256sum -- $$(ls | grep -vx -e SHA256SUMS -e SHA256SUMS.cosign.bundle) > SHA256SUMS
+
+## dist-sign: sign $(DIST)/SHA256SUMS with cosign sign-blob, into $(DIST)/SHA256SUMS.cosign.bundle (the signature,
+## and when keyless the Fulcio certificate and the Rekor entry). Keyless unless COSIGN_KEY names a private key
+## (the local release test, which has no Fulcio or Rekor: no transparency-log upload then). COSIGN: the cosign to run.
+COSIGN     ?= cosign
+COSIGN_KEY ?=
+dist-sign:
+	rm -f $(DIST)/SHA256SUMS.cosign.bundle
+	$(COSIGN) sign-blob --yes --bundle $(DIST)/SHA256SUMS.cosign.bundle \
+	  $(if $(COSIGN_KEY),--key $(COSIGN_KEY) --tlog-upload=false) $(DIST)/SHA256SUMS
+
+## verify-release: verify a release's assets in $(DIST) as a user would (SECURITY.md, Verifying a release): the
+## signature of SHA256SUMS (cosign verify-blob of its bundle: the release workflow's identity on the tag VERSION,
+## or COSIGN_PUB, a public key, for a key-signed test release), then every file it lists (sha256sum --strict -c).
+## E.g. make verify-release VERSION=v0.1.0 DIST=path/to/the/downloaded/assets
+RELEASE_REPO     ?= fedlearner/flapp-services
+RELEASE_IDENTITY ?= https://github.com/$(RELEASE_REPO)/.github/workflows/release.yml@refs/tags/$(VERSION)
+RELEASE_ISSUER   ?= https://token.actions.githubusercontent.com
+COSIGN_PUB       ?=
+verify-release:
+	$(COSIGN) verify-blob --bundle $(DIST)/SHA256SUMS.cosign.bundle \
+	  $(if $(COSIGN_PUB),--key $(COSIGN_PUB) --insecure-ignore-tlog=true,--certificate-identity $(RELEASE_IDENTITY) --certificate-oidc-issuer $(RELEASE_ISSUER)) \
+	  $(DIST)/SHA256SUMS
+	cd $(DIST) && sha256sum --strict -c SHA256SUMS
 ## BENCH_DATA: where the inputs go: the tool cache, by its resolved path (.cache is a link out of
 ## the repository, which a render refuses to follow; one copy per machine: set it when clones differ).
 ## BENCH_BEFORE: an earlier build of the binary; start-up and discover's memory are measured on it too,

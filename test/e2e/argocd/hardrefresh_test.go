@@ -7,19 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/argoproj/argo-cd/v3/pkg/apis/application/v1alpha1"
 	"github.com/argoproj/argo-cd/v3/reposerver/apiclient"
-	reposervercache "github.com/argoproj/argo-cd/v3/reposerver/cache"
-	"github.com/argoproj/argo-cd/v3/reposerver/metrics"
-	"github.com/argoproj/argo-cd/v3/reposerver/repository"
-	cacheutil "github.com/argoproj/argo-cd/v3/util/cache"
-	"github.com/argoproj/argo-cd/v3/util/git"
 )
 
 // Argo CD caches manifest generation, failures included. The repo-server's
@@ -36,13 +29,7 @@ import (
 //     the next refresh, no Hard Refresh needed.
 func TestFailuresAreCachedUntilHardRefresh(t *testing.T) {
 	repo := gitCheckout(t, filepath.Join(env.repo, "examples", "argocd", "app"))
-	// The repo-server image's helper for commit signatures, which its Git
-	// client runs on every checkout: Argo CD's own hack/git-verify-wrapper.sh.
-	wrapper, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(argoCDInstallYAML(t))), "hack", "git-verify-wrapper.sh"))
-	require.NoError(t, err)
-	bin := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(bin, "git-verify-wrapper.sh"), wrapper, 0o755))
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	withGitVerifyWrapper(t)
 	tmp, err := os.MkdirTemp("", "argocd-cache-")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = os.RemoveAll(tmp) })
@@ -61,15 +48,7 @@ func TestFailuresAreCachedUntilHardRefresh(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { stop() })
 
-	service := repository.NewService(metrics.NewMetricsServer(),
-		reposervercache.NewCache(cacheutil.NewCache(cacheutil.NewInMemoryCache(time.Hour)), 24*time.Hour, 3*time.Minute, 10*time.Second),
-		repository.RepoServerInitConstants{
-			PauseGenerationAfterFailedGenerationAttempts: 3,
-			PauseGenerationOnFailureForMinutes:           60,
-			MaxCombinedDirectoryManifestsSize:            resource.MustParse("10M"),
-			EnableBuiltinGitConfig:                       true,
-		}, &git.NoopCredsStore{}, filepath.Join(tmp, "checkouts"))
-	require.NoError(t, service.Init())
+	service := newRepoService(t, tmp)
 	revision := "main"
 	request := func(noCache bool) *apiclient.ManifestRequest {
 		return &apiclient.ManifestRequest{

@@ -1,6 +1,7 @@
 package argocd
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,7 +33,7 @@ type healthTests struct {
 }
 
 func customizationsDir() string {
-	return filepath.Join(env.repo, "examples", "argocd", "resource_customizations")
+	return filepath.Join(env.repo, "examples", "argocd", "health")
 }
 
 func readObject(t *testing.T, path string) *unstructured.Unstructured {
@@ -44,7 +45,7 @@ func readObject(t *testing.T, path string) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: obj}
 }
 
-// Every case of every health_test.yaml under examples/argocd/resource_customizations
+// Every case of every health_test.yaml under examples/argocd/health
 // through Argo CD's own health code, as its application controller runs it:
 // gitops-engine's health.GetResourceHealth with the script as a resource
 // override (lua.ResourceHealthOverrides), so without Lua's open libraries,
@@ -135,4 +136,62 @@ func TestArgoCDConfigMapPatchHoldsTheHealthCheck(t *testing.T) {
 	}
 	require.NoError(t, yaml.UnmarshalStrict(data, &patch))
 	assert.Equal(t, map[string]string{"resource.customizations.health.fedlearner.k8s.io_FLApp": string(script)}, patch.Data)
+}
+
+// luaHealthTests is health_test.yaml as Argo CD's own TestLuaHealthScript
+// (util/lua/health_test.go) reads it: sigs.k8s.io/yaml, not strict.
+type luaHealthTests struct {
+	Tests []struct {
+		InputPath    string               `yaml:"inputPath"`
+		HealthStatus *health.HealthStatus `yaml:"healthStatus"`
+	} `yaml:"tests"`
+}
+
+// examples/argocd/health is laid out as Argo CD's resource_customizations/,
+// so that its fedlearner.k8s.io folder can be submitted as it is. This runs
+// it the way Argo CD v3.6.1's TestLuaHealthScript runs every built-in check
+// (that test is in a _test.go file, so it is restated here, call for call):
+// walk the folder for health.lua, read health_test.yaml beside it, and for
+// each case a VM with UseOpenLibs (built-in scripts get Lua's open
+// libraries), the script found where the built-in lookup
+// (getPredefinedLuaScripts) would look for it, <group>/<Kind>/health.lua of
+// the object's own group and kind, and ExecuteHealthLua's result equal to
+// the case's healthStatus. Argo CD v3.6.1 has no built-in FLApp check: the
+// VM's own lookup (GetHealthScript) finds none, or this test would be
+// testing a script that Argo CD does not use.
+func TestLuaHealthScriptAsBuiltIn(t *testing.T) {
+	root := customizationsDir()
+	builtIn := os.DirFS(root) // stands for resource_customizations.Embedded
+	found := 0
+	err := filepath.Walk(root, func(path string, _ os.FileInfo, err error) error {
+		if !strings.Contains(path, "health.lua") {
+			return nil
+		}
+		require.NoError(t, err)
+		found++
+		dir := filepath.Dir(path)
+		yamlBytes, err := os.ReadFile(dir + "/health_test.yaml")
+		require.NoError(t, err)
+		var resourceTest luaHealthTests
+		require.NoError(t, yaml.Unmarshal(yamlBytes, &resourceTest))
+		require.NotEmpty(t, resourceTest.Tests, dir)
+		for i := range resourceTest.Tests {
+			test := resourceTest.Tests[i]
+			t.Run(filepath.Join(strings.TrimPrefix(dir, root+"/"), test.InputPath), func(t *testing.T) {
+				vm := lua.VM{UseOpenLibs: true}
+				obj := readObject(t, filepath.Join(dir, test.InputPath))
+				upstream, _, err := vm.GetHealthScript(obj)
+				require.NoError(t, err)
+				require.Empty(t, upstream, "Argo CD now has a built-in check for %s: compare it with this one", obj.GroupVersionKind().GroupKind())
+				script, err := fs.ReadFile(builtIn, lua.GetConfigMapKey(obj.GroupVersionKind())+"/health.lua")
+				require.NoError(t, err, "the built-in lookup finds the script by the object's group and kind")
+				result, err := vm.ExecuteHealthLua(obj, string(script))
+				require.NoError(t, err)
+				assert.Equal(t, test.HealthStatus, result)
+			})
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 1, found, "one health check: FLApp")
 }

@@ -41,6 +41,9 @@ type jobOptions struct {
 	edit     func(file string, b []byte) []byte         // changes an FLApp file
 	ksEdit   func(ks *unstructured.Unstructured)        // changes the Kustomization
 	postEdit func(t *testing.T, rendered []byte) []byte // changes the render
+	// sources, when set, gives the job's FLApp files instead of
+	// examples/flux/flapps (files and edit are then unused).
+	sources func(j *job) map[string][]byte
 }
 
 // newJob creates the job's namespaces, source folder, GitRepository and
@@ -58,6 +61,12 @@ func newJob(t *testing.T, name string, o jobOptions) *job {
 	files := o.files
 	if files == nil {
 		files = []string{"mnist-follower.yaml", "mnist-leader.yaml"}
+	}
+	if o.sources != nil {
+		files = nil
+		for f, b := range o.sources(j) {
+			require.NoError(t, os.WriteFile(filepath.Join(j.src, f), b, 0o644))
+		}
 	}
 	for _, f := range files {
 		b, err := os.ReadFile(filepath.Join(env.repo, exampleDir, "flapps", f))

@@ -45,7 +45,9 @@ func distName(version, platform string) string {
 // `make dist` cross-builds every release binary (CGO off, -trimpath,
 // version stamped) with SHA256SUMS; each is an executable of its platform,
 // `sha256sum -c` accepts the sums, the native one prints its version, and
-// the linux ones are the very binaries the image packs.
+// the linux ones are the very binaries the image packs. `make dist-sign`
+// signs SHA256SUMS and `make verify-release` verifies the assets as a user
+// would (checkDistSigned).
 func TestDist(t *testing.T) {
 	const version = "v1.4.2"
 	dist := filepath.Join(t.TempDir(), "dist")
@@ -81,6 +83,7 @@ func TestDist(t *testing.T) {
 	assert.Equal(t, lines, gotLines, "SHA256SUMS")
 	check := engine.Run(t, dist, nil, nil, "sha256sum", "--strict", "-c", "SHA256SUMS")
 	assert.Equal(t, 0, check.ExitCode, "sha256sum -c:\n%s%s", check.Stdout, check.Stderr)
+	t.Run("signed", func(t *testing.T) { checkDistSigned(t, dist, want) })
 
 	for _, p := range platforms {
 		t.Run(p, func(t *testing.T) {
@@ -158,4 +161,85 @@ func checkExecutable(t *testing.T, path, platform string) {
 	default:
 		t.Fatalf("no check for %s", goos)
 	}
+}
+
+// checkDistSigned: `make dist-sign` (cosign sign-blob, with the suite's key:
+// the release workflow signs keyless) writes SHA256SUMS.cosign.bundle beside
+// SHA256SUMS, which does not list it, not even after `make dist-sums` runs
+// again; `make verify-release` (cosign verify-blob of the bundle, then
+// sha256sum -c) passes with the signer's public key, and fails with another
+// key, with SHA256SUMS changed after signing (a line for a file that is not
+// there, or one digest of a file that was swapped for another), and with a
+// binary changed after signing.
+func checkDistSigned(t *testing.T, dist string, assets []string) {
+	cosignBin := filepath.Join(env.tools, "cosign")
+	// cosign's environment, but the make's own HOME: the Makefile finds the
+	// tool cache through it.
+	var signEnv []string
+	for _, e := range cosignEnv() {
+		if !strings.HasPrefix(e, "HOME=") {
+			signEnv = append(signEnv, e)
+		}
+	}
+	sign := runLong(t, engine.Repo(), signEnv, "make", "-s", "dist-sign", "DIST="+dist, "COSIGN="+cosignBin, "COSIGN_KEY="+env.key)
+	require.Equal(t, 0, sign.ExitCode, "make dist-sign:\n%s\n%s", sign.Stdout, sign.Stderr)
+	bundle := filepath.Join(dist, "SHA256SUMS.cosign.bundle")
+	require.FileExists(t, bundle)
+	sums, err := os.ReadFile(filepath.Join(dist, "SHA256SUMS"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(sums), "cosign.bundle", "SHA256SUMS does not list its own signature")
+	resum := runLong(t, engine.Repo(), nil, "make", "-s", "dist-sums", "DIST="+dist)
+	require.Equal(t, 0, resum.ExitCode, resum.Stderr)
+	again, err := os.ReadFile(filepath.Join(dist, "SHA256SUMS"))
+	require.NoError(t, err)
+	require.Equal(t, string(sums), string(again), "make dist-sums leaves the signature out")
+
+	verify := func(pub string) engine.Result {
+		return runLong(t, engine.Repo(), signEnv, "make", "-s", "verify-release", "DIST="+dist, "COSIGN="+cosignBin, "COSIGN_PUB="+pub)
+	}
+	ok := verify(env.pub)
+	require.Equal(t, 0, ok.ExitCode, "make verify-release:\n%s\n%s", ok.Stdout, ok.Stderr)
+	assert.Contains(t, ok.Stderr, "Verified OK", "cosign verified the signature")
+	for _, name := range assets {
+		assert.Contains(t, ok.Stdout, name+": OK", "sha256sum checked %s", name)
+	}
+	other := verify(env.otherPub)
+	assert.NotEqual(t, 0, other.ExitCode, "another key must not verify:\n%s", other.Stdout)
+
+	// SHA256SUMS changed after signing: the signature no longer holds.
+	sumsPath := filepath.Join(dist, "SHA256SUMS")
+	tamper := func(what string, change func(), restore func()) {
+		change()
+		res := verify(env.pub)
+		restore()
+		assert.NotEqual(t, 0, res.ExitCode, "%s: make verify-release must fail:\n%s\n%s", what, res.Stdout, res.Stderr)
+	}
+	tamper("SHA256SUMS with one more line", func() {
+		require.NoError(t, os.WriteFile(sumsPath, append(append([]byte{}, sums...), []byte(strings.Repeat("0", 64)+"  extra\n")...), 0o644))
+	}, func() { require.NoError(t, os.WriteFile(sumsPath, sums, 0o644)) })
+	first := assets[0]
+	binPath := filepath.Join(dist, first)
+	bin, err := os.ReadFile(binPath)
+	require.NoError(t, err)
+	swapped := append(append([]byte{}, bin...), 0)
+	sum := sha256.Sum256(swapped)
+	tamper("SHA256SUMS naming a swapped binary", func() {
+		var lines []string
+		for _, l := range strings.Split(strings.TrimSuffix(string(sums), "\n"), "\n") {
+			if strings.HasSuffix(l, "  "+first) {
+				l = hex.EncodeToString(sum[:]) + "  " + first
+			}
+			lines = append(lines, l)
+		}
+		require.NoError(t, os.WriteFile(sumsPath, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+		require.NoError(t, os.WriteFile(binPath, swapped, 0o755))
+	}, func() {
+		require.NoError(t, os.WriteFile(sumsPath, sums, 0o644))
+		require.NoError(t, os.WriteFile(binPath, bin, 0o755))
+	})
+	// A binary changed after signing: the signature holds, its digest does not.
+	tamper("a changed binary", func() { require.NoError(t, os.WriteFile(binPath, swapped, 0o755)) },
+		func() { require.NoError(t, os.WriteFile(binPath, bin, 0o755)) })
+	ok = verify(env.pub)
+	require.Equal(t, 0, ok.ExitCode, "restored: %s", ok.Stderr)
 }

@@ -14,7 +14,9 @@ import (
 )
 
 // The release workflow runs what this suite runs: the same Makefile
-// targets, in the same order, the same cosign commands (keyless: no --key),
+// targets, in the same order (SHA256SUMS signed and the assets verified as a
+// user would before they are published), the same cosign commands (keyless:
+// no --key),
 // the cosign version hack/build-release-tools.sh builds, and the floating
 // tags only after signing.
 func TestReleaseWorkflowRunsTheTestedPath(t *testing.T) {
@@ -42,6 +44,9 @@ func TestReleaseWorkflowRunsTheTestedPath(t *testing.T) {
 		`make image-push-floating IMAGE="$IMAGE" VERSION="$VERSION"`,
 		`make dist VERSION="$VERSION"`,
 		`make dist-sums`,
+		`make dist-sign`,
+		`make verify-release VERSION="$VERSION" RELEASE_REPO="$GITHUB_REPOSITORY"`,
+		`gh release create "$VERSION" bin/dist/*`,
 	}
 	last := -1
 	for _, cmd := range order {
