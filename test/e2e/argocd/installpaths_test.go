@@ -142,10 +142,10 @@ type helmValues struct {
 }
 
 // TestHelmChartValues holds examples/argocd/helm/values.yaml to the kustomize
-// install. The chart itself is not rendered: it is not obtainable here (not
-// a Go module, nor a Debian or npm package, and a fetched copy may not be
-// committed). So its templates' part is restated from argo-helm's
-// charts/argo-cd 10.1.1: argocd-cmp-cm holds, for each configs.cmp.plugins
+// install, read strictly (a key the file should not set fails), with what
+// the chart's templates do with it restated from argo-helm's charts/argo-cd
+// (TestHelmChartRendered renders the real chart with the real Helm):
+// argocd-cmp-cm holds, for each configs.cmp.plugins
 // entry <name>, the key <name>.yaml with a ConfigManagementPlugin named
 // <name> whose spec is the entry; repoServer.extraContainers and
 // repoServer.volumes join the repo-server pod as written; configs.cm and
@@ -183,13 +183,34 @@ func TestHelmChartValues(t *testing.T) {
 
 	// The real argocd-cmp-server with that ConfigMap entry renders the
 	// example app as the shipped plugin.yaml does.
+	b, err := yaml.Marshal(chartPlugin)
+	require.NoError(t, err)
+	requireServesExampleApp(t, b)
+
+	// The sidecar and its volumes.
+	require.Len(t, v.RepoServer.ExtraContainers, 1)
+	cmName := requireSameSidecar(t, k, v.RepoServer.ExtraContainers[0], v.RepoServer.Volumes, pluginName+".yaml")
+	assert.Equal(t, "argocd-cmp-cm", cmName, "the ConfigMap the chart creates")
+
+	// The health check and the parallelism.
+	assert.Equal(t, k.health, v.Configs.Cm, "configs.cm holds the argocd-cm patch's health check, nothing else")
+	require.Len(t, v.Configs.Params, 1)
+	limit, ok := v.Configs.Params["reposerver.parallelism.limit"]
+	require.True(t, ok, "configs.params sets reposerver.parallelism.limit")
+	requireParallelismFits(t, strconv.FormatFloat(limit.(float64), 'f', -1, 64), v.RepoServer.ExtraContainers[0])
+}
+
+// requireServesExampleApp starts the real argocd-cmp-server with plugin (a
+// ConfigManagementPlugin, as a ConfigMap key holds it) and holds what Argo
+// CD's repo-server code gets from it for the example app, named and
+// unnamed, to what the render prints.
+func requireServesExampleApp(t *testing.T, plugin []byte) {
+	t.Helper()
 	tmp, err := os.MkdirTemp("", "argocd-helm-")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = os.RemoveAll(tmp) })
 	config := filepath.Join(tmp, pluginName+".yaml")
-	b, err := yaml.Marshal(chartPlugin)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(config, b, 0o644))
+	require.NoError(t, os.WriteFile(config, plugin, 0o644))
 	sockDir := filepath.Join(tmp, "plugins")
 	require.NoError(t, os.MkdirAll(sockDir, 0o755))
 	stop, err := startPlugin(context.Background(), tmp, pluginSpec{config: config, name: pluginName, sockDir: sockDir})
@@ -204,18 +225,6 @@ func TestHelmChartValues(t *testing.T) {
 		assert.Equal(t, string(v1alpha1.ApplicationSourceTypePlugin), resp.SourceType)
 		assert.Equal(t, want, manifestValues(t, resp), "named: %v", plugin != nil)
 	}
-
-	// The sidecar and its volumes.
-	require.Len(t, v.RepoServer.ExtraContainers, 1)
-	cmName := requireSameSidecar(t, k, v.RepoServer.ExtraContainers[0], v.RepoServer.Volumes, pluginName+".yaml")
-	assert.Equal(t, "argocd-cmp-cm", cmName, "the ConfigMap the chart creates")
-
-	// The health check and the parallelism.
-	assert.Equal(t, k.health, v.Configs.Cm, "configs.cm holds the argocd-cm patch's health check, nothing else")
-	require.Len(t, v.Configs.Params, 1)
-	limit, ok := v.Configs.Params["reposerver.parallelism.limit"]
-	require.True(t, ok, "configs.params sets reposerver.parallelism.limit")
-	requireParallelismFits(t, strconv.FormatFloat(limit.(float64), 'f', -1, 64), v.RepoServer.ExtraContainers[0])
 }
 
 // TestArgoCDOperatorSidecarMatchesInstall holds the sidecar of
