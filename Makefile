@@ -126,10 +126,10 @@ tools:
 GREMLINS_VERSION := v0.6.0
 GREMLINS         := $(TOOLS)/gremlins-$(GREMLINS_VERSION)
 MUTATION_PKGS    ?= ./render ./fn ./internal/krmio ./internal/repofs ./internal/kustomize
-# Two workers of one CPU each keep both cores busy; a mutant's tests may take five times
+# Two workers of one CPU each keep both cores busy; a mutant's tests may take twenty times
 # what the unmutated package's took before they count as timed out (a load spike is not a kill).
 MUTATION_WORKERS ?= 2
-MUTATION_TIMEOUT ?= 5
+MUTATION_TIMEOUT ?= 20
 # Beside gremlins' defaults (arithmetic, boundaries, negations, ++/--, negatives): && and ||
 # swapped, break and continue swapped. fn/fntest, test helpers under ./fn, is not mutated.
 MUTATION_MUTATORS := --invert-logical --invert-loopctrl
