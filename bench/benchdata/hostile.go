@@ -54,8 +54,8 @@ func HostileCases() []HostileCase {
 	for j := range 187 {
 		fmt.Fprintf(&patches, "- target: {kind: ConfigMap}\n  patch: |\n    apiVersion: v1\n    kind: ConfigMap\n    metadata: {name: any, labels: {p%d: v}}\n", j)
 	}
-	add(HostileCase{Name: "patches", Input: "187 patches with a selector over 100 ConfigMaps (estimated just under the budget), deadline lowered to 20s: stopped",
-		Args:  []string{"--max-build-time=20s"},
+	add(HostileCase{Name: "patches", Input: "187 patches with a selector over 100 ConfigMaps (estimated just under the budget), deadline lowered to 5s: stopped",
+		Args:  []string{"--max-build-time=5s"},
 		Files: map[string]string{"kustomization.yaml": "resources: [r.yaml]\npatches:\n" + patches.String(), "r.yaml": configMaps(100, "c")},
 		Exit:  1, Reason: "--max-build-time"})
 
