@@ -85,7 +85,7 @@ func TestCIWorkflowRunsCIRun(t *testing.T) {
 	script, err := os.ReadFile(filepath.Join(engine.Repo(), ".ci/run"))
 	require.NoError(t, err)
 	var want []any
-	for _, list := range []string{"in_order", "together"} {
+	for _, list := range []string{"in_order"} {
 		m := regexp.MustCompile(`(?m)^` + list + `=\(([^)]*)\)$`).FindSubmatch(script)
 		require.NotNil(t, m, ".ci/run: the parts it runs with no argument (%s)", list)
 		for _, p := range strings.Fields(string(m[1])) {
