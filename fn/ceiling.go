@@ -54,6 +54,38 @@ func checkServiceCeiling(flapps []*flapp, limit, perFLApp int64) *Result {
 // memory and time to write: SECURITY.md, Why these defaults).
 const MaxErrors = 100
 
+// ErrorList collects errors once each, up to MaxErrors, and counts the
+// rest: the same cap as a run's, for problems found before a run (a
+// kustomization tree's refusals), which could otherwise grow with the
+// repository.
+type ErrorList struct {
+	list Results
+	more int
+}
+
+// Add records r, unless an error of the same words is already recorded.
+func (l *ErrorList) Add(r *Result) {
+	line := r.String()
+	switch {
+	case slices.ContainsFunc(l.list, func(q *Result) bool { return q.String() == line }):
+	case len(l.list) < MaxErrors:
+		l.list = append(l.list, r)
+	default:
+		l.more++
+	}
+}
+
+// Len is how many errors were recorded, those past the cap included.
+func (l *ErrorList) Len() int { return len(l.list) + l.more }
+
+// Results is the errors recorded, then the line that stands for the rest.
+func (l *ErrorList) Results() Results {
+	if l.more == 0 {
+		return l.list
+	}
+	return append(slices.Clip(l.list), moreErrors(l.more))
+}
+
 func capErrors(results Results) Results {
 	n := 0
 	out := make(Results, 0, min(len(results), MaxErrors+1))
@@ -66,7 +98,7 @@ func capErrors(results Results) Results {
 		out = append(out, r)
 	}
 	if n > MaxErrors {
-		out = append(out, RunError(fmt.Sprintf("%d more errors not shown (the first %d are)", n-MaxErrors, MaxErrors)))
+		out = append(out, moreErrors(n-MaxErrors))
 	}
 	return out
 }

@@ -37,6 +37,11 @@ type Origin struct {
 	// Build is the kustomization whose build produced the object, when it
 	// came from one; File is then the file the build read it from, if known.
 	Build string
+	// Chain is the kustomization files from the root's to the one a
+	// problem of a build is about, the root's as File would name it, each
+	// other as the one before refers to it (../../base/kustomization.yaml);
+	// it stands for File.
+	Chain []string
 	// Rendered says that build ran flapp-services' own entries, at their
 	// places among its transformers: the object is output as it is, and a
 	// Service among them is not this run's to replace or prune.
@@ -50,6 +55,7 @@ type Origin struct {
 func (o Origin) String() string {
 	var b strings.Builder
 	b.WriteString(o.File)
+	b.WriteString(strings.Join(o.Chain, " → "))
 	if o.Document > 0 {
 		if b.Len() > 0 {
 			b.WriteString(": ")

@@ -124,19 +124,14 @@ func (e *InputError) Error() string {
 
 func (e *InputError) Unwrap() error { return e.Err }
 
-// ResultsError is a failure whose results are the whole answer: a
-// functionConfig that does not parse, or a run inside a kustomize build.
-type ResultsError struct{ Results Results }
-
-func (e *ResultsError) Error() string { return e.Results.Error() }
-
-// ErrorResults is how a run reports err: the results of a ResultsError, an
-// InputError's message at its origin, or any other error about the run as
-// a whole.
+// ErrorResults is how a run reports err: Results returned as an error (a
+// functionConfig that does not parse, a kustomization's build refused, an
+// entry's run inside one) as they are, an InputError's message at its
+// origin, or any other error about the run as a whole.
 func ErrorResults(err error) Results {
-	var failed *ResultsError
+	var failed Results
 	if errors.As(err, &failed) {
-		return failed.Results
+		return failed
 	}
 	var input *InputError
 	if errors.As(err, &input) {
@@ -212,6 +207,24 @@ func pruneNote(svc *previousService, key objectKey, reason string) *Result {
 func pairWarning(follower *flapp, fieldPath, msg string) *Result {
 	return bound(&Result{Result: framework.Result{Severity: framework.Warning, ResourceRef: copyRef(follower.ref), File: fileOf(follower.origin),
 		Field: &framework.Field{Path: fieldPath}, Message: msg}, Origin: follower.origin})
+}
+
+// BuildProblem is an error about a kustomization a render builds: what the
+// build must not do (execute, fetch, leave the repository) or a ceiling it
+// would pass, at field (transformers[0]; "" for the file itself) of the
+// last kustomization of chain (the root's first, each other as the one
+// before refers to it).
+func BuildProblem(chain []string, field, msg string) *Result {
+	r := &Result{Result: framework.Result{Severity: framework.Error, Message: msg}, Origin: Origin{Chain: chain}}
+	if field != "" {
+		r.Field = &framework.Field{Path: field}
+	}
+	return bound(r)
+}
+
+// moreErrors is the one line that stands for the errors past MaxErrors.
+func moreErrors(n int) *Result {
+	return RunError(fmt.Sprintf("%d more errors not shown (the first %d are)", n, MaxErrors))
 }
 
 // runInfo is a note about the run as a whole.

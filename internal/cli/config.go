@@ -40,7 +40,7 @@ func loadConfig(opts RenderOptions, ld *repofs.Loader) (fn.Config, string, error
 		}
 		parsed, results := fn.ParseConfig(node, fn.Origin{File: opts.Config})
 		if results.ExitCode() != 0 {
-			return cfg, "", &fn.ResultsError{Results: results}
+			return cfg, "", results
 		}
 		cfg = parsed
 	}

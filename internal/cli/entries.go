@@ -29,7 +29,7 @@ func checkEntryConfigs(opts RenderOptions, inputs []input) error {
 				continue
 			}
 			if _, results := fn.ParseConfig(f.Config, fn.Origin{File: f.Source}); results.ExitCode() != 0 {
-				return &fn.ResultsError{Results: results}
+				return results
 			}
 			if opts.Config != "" {
 				return fmt.Errorf("both --config %s and flapp-services' entry %s (in %s) configure the render: keep one", opts.Config, f.Source, f.Kustomization)
@@ -112,7 +112,7 @@ func (e *buildEntries) run(entry *kustomize.Function, config *yaml.RNode, object
 	if !entry.Render {
 		parsed, results := fn.ParseConfig(config, fn.Origin{File: entry.Source})
 		if results.ExitCode() != 0 {
-			return nil, nil, &fn.ResultsError{Results: results}
+			return nil, nil, results
 		}
 		var err error
 		if cfg, err = overrides(parsed, e.runs.opts); err != nil {
@@ -126,7 +126,7 @@ func (e *buildEntries) run(entry *kustomize.Function, config *yaml.RNode, object
 	}
 	out, results := run.Finish(cfg)
 	if results.ExitCode() != 0 {
-		return nil, nil, &fn.ResultsError{Results: append(e.runs.results, results...)}
+		return nil, nil, append(e.runs.results, results...)
 	}
 	e.runs.results = append(e.runs.results, results...)
 	return keep, out, nil

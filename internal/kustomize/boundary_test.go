@@ -26,14 +26,14 @@ func TestMaxBuildsBoundary(t *testing.T) {
 	tr := tree(t, files)
 	b, err := Scan(tr, tr.Dir(), "kustomization.yaml", true, Limits{MaxBuilds: 2}, true)
 	require.NoError(t, err)
-	assert.Empty(t, b.Problems)
+	assert.Empty(t, b.Problems())
 	assert.Equal(t, int64(2), b.Cost.Builds)
 
 	b, err = Scan(tr, tr.Dir(), "kustomization.yaml", true, Limits{MaxBuilds: 1}, true)
 	require.NoError(t, err)
-	require.Len(t, b.Problems, 1)
-	assert.Equal(t, "kustomization.yaml: the build runs 2 kustomization builds (a base is built once for each way it is reached), over the ceiling of 1 (--max-build-count)",
-		b.Problems[0].String())
+	require.Len(t, b.Problems(), 1)
+	assert.Equal(t, "error: kustomization.yaml: the build runs 2 kustomization builds (a base is built once for each way it is reached), over the ceiling of 1 (--max-build-count)",
+		b.Problems()[0].String())
 }
 
 // The scan reads at most one kustomization past --max-build-count: each
@@ -55,9 +55,9 @@ func TestMaxBuildsStopsTheScan(t *testing.T) {
 		assert.Len(t, b.visits, 4, "kustomizations read")
 		assert.Empty(t, b.Functions)
 		if estimate {
-			require.Len(t, b.Problems, 1)
-			assert.Equal(t, "b0/kustomization.yaml: the build reaches more than 3 kustomizations, each built at least once, over the ceiling of 3 kustomization builds (--max-build-count)",
-				b.Problems[0].String())
+			require.Len(t, b.Problems(), 1)
+			assert.Equal(t, "error: b0/kustomization.yaml: the build reaches more than 3 kustomizations, each built at least once, over the ceiling of 3 kustomization builds (--max-build-count)",
+				b.Problems()[0].String())
 		}
 	}
 	// With the ceiling at the chain's eleven kustomizations, all are read.
@@ -77,9 +77,9 @@ func TestScanImageThatEndsInTheName(t *testing.T) {
 		b, err := Scan(tr, tr.Dir(), "kustomization.yaml", true, Limits{}, true)
 		require.NoError(t, err)
 		assert.Empty(t, b.Functions, image)
-		require.Len(t, b.Problems, 1, image)
-		assert.Equal(t, "kustomization.yaml: transformers[0]: fn.yaml runs the function image "+image+
-			": flapp-services' build runs no KRM function; its own entry is read as its configuration, and nothing else is executed", b.Problems[0].String())
+		require.Len(t, b.Problems(), 1, image)
+		assert.Equal(t, "error: kustomization.yaml: transformers[0]: fn.yaml runs the function image "+image+
+			": flapp-services' build runs no KRM function; its own entry is read as its configuration, and nothing else is executed", b.Problems()[0].String())
 	}
 }
 
@@ -95,27 +95,27 @@ func TestScanEntryMixedWithOtherConfigurations(t *testing.T) {
 		return b
 	}
 	b := scan(map[string]string{"kustomization.yaml": "transformers: [fn.yaml]\n", "fn.yaml": ourEntry})
-	assert.Empty(t, b.Problems)
+	assert.Empty(t, b.Problems())
 	assert.Len(t, b.Functions, 1)
 
 	b = scan(map[string]string{"kustomization.yaml": "transformers: [fn.yaml]\n", "fn.yaml": ourEntry + "---\n" + ourEntry})
-	assert.Empty(t, b.Problems, "two entries, nothing else")
+	assert.Empty(t, b.Problems(), "two entries, nothing else")
 	assert.Len(t, b.Functions, 2)
 
 	b = scan(map[string]string{"kustomization.yaml": "transformers: [t.yaml]\n", "t.yaml": label + "---\n" + label})
-	assert.Empty(t, b.Problems)
+	assert.Empty(t, b.Problems())
 	for _, f := range b.Functions {
 		assert.NotEqual(t, "t.yaml", f.Source, "builtins are no entry")
 	}
 
 	for _, file := range []string{ourEntry + "---\n" + label, label + "--- # the entry\n" + ourEntry} {
 		b = scan(map[string]string{"kustomization.yaml": "transformers: [fn.yaml]\n", "fn.yaml": file})
-		require.Len(t, b.Problems, 1, file)
-		assert.Equal(t, "kustomization.yaml: transformers[0]: fn.yaml holds flapp-services' entry and other configurations: give flapp-services' entry a file of its own", b.Problems[0].String())
+		require.Len(t, b.Problems(), 1, file)
+		assert.Equal(t, "error: kustomization.yaml: transformers[0]: fn.yaml holds flapp-services' entry and other configurations: give flapp-services' entry a file of its own", b.Problems()[0].String())
 	}
 	b = scan(map[string]string{"kustomization.yaml": "transformers:\n- |\n" + indent(ourEntry+"---\n"+label, "  ")})
-	require.Len(t, b.Problems, 1)
-	assert.Equal(t, "kustomization.yaml: transformers[0]: the inline entry holds flapp-services' entry and other configurations: give flapp-services' entry a file of its own", b.Problems[0].String())
+	require.Len(t, b.Problems(), 1)
+	assert.Equal(t, "error: kustomization.yaml: transformers[0]: the inline entry holds flapp-services' entry and other configurations: give flapp-services' entry a file of its own", b.Problems()[0].String())
 }
 
 // A document separator may carry a comment (--- # text); the scan splits
@@ -148,7 +148,7 @@ func TestRunStopsAtItsDeadline(t *testing.T) {
 	}
 	b, err := Scan(tr, tr.Dir(), "kustomization.yaml", true, Limits{MaxTime: 10 * time.Minute}, true)
 	require.NoError(t, err)
-	require.Empty(t, b.Problems)
+	require.Empty(t, b.Problems())
 	data, err := b.Run(fakeEntries{run: keepAll})
 	require.NoError(t, err)
 	assert.Equal(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n", string(data))
@@ -201,15 +201,15 @@ func TestMaxOutputBoundary(t *testing.T) {
 		tr := tree(t, map[string]string{"kustomization.yaml": "resources: [cm.yaml]\n", "cm.yaml": c.file})
 		b, err := Scan(tr, tr.Dir(), "kustomization.yaml", true, Limits{MaxOutput: n}, true)
 		require.NoError(t, err)
-		require.Empty(t, b.Problems, c.name)
+		require.Empty(t, b.Problems(), c.name)
 		data, err := b.Run(keepAll)
 		require.NoError(t, err, c.name)
 		assert.Equal(t, c.want, string(data), c.name)
 
 		b, err = Scan(tr, tr.Dir(), "kustomization.yaml", true, Limits{MaxOutput: n - 1}, true)
 		require.NoError(t, err)
-		if len(b.Problems) > 0 {
-			assert.Equal(t, c.refusal, b.Problems[0].String(), c.name)
+		if len(b.Problems()) > 0 {
+			assert.Equal(t, "error: "+c.refusal, b.Problems()[0].String(), c.name)
 			continue
 		}
 		_, err = b.Run(keepAll)
@@ -239,7 +239,7 @@ func TestMaxOutputCountedAsWritten(t *testing.T) {
 	} {
 		b, err := Scan(tr, tr.Dir(), "kustomization.yaml", true, Limits{MaxOutput: c.max}, true)
 		require.NoError(t, err)
-		require.Empty(t, b.Problems)
+		require.Empty(t, b.Problems())
 		data, err := b.Run(keepAll)
 		if c.want == "" {
 			require.NoError(t, err)

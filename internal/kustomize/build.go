@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fedlearner/flapp-services/fn"
 	"github.com/fedlearner/flapp-services/internal/repofs"
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -30,10 +31,7 @@ type Build struct {
 	// Functions are flapp-services' transformer entries, in the order the
 	// build meets them: the render's configuration.
 	Functions []Function
-	// Problems are what the build must not do (execute, fetch, leave the
-	// repository) or cannot do within its ceilings, each naming where: the
-	// render refuses the build when there is any.
-	Problems []Problem
+	problems  fn.ErrorList // Problems
 	// Cost is what the build is estimated to cost, before it runs.
 	Cost Cost
 	// Changes are the transformations of the build's kustomizations that

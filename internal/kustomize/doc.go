@@ -12,8 +12,9 @@
 // Services of the root's last entry are written after the build where
 // kustomize would put them (late.go).
 //
-// Of this module it imports only internal/repofs and internal/yamlnodes;
-// internal/cli drives it.
-// It must never import fn, render or internal/krmio: what it returns is
-// YAML, read like any other input (layers_test.go checks).
+// Of this module it imports only fn (for its results: a refused build's
+// problems are fn.BuildProblem results, capped as a run's are),
+// internal/repofs and internal/yamlnodes; internal/cli drives it.
+// It must never import render or internal/krmio: what it returns is YAML,
+// read like any other input (layers_test.go checks).
 package kustomize

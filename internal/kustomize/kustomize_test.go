@@ -136,9 +136,9 @@ func TestScan(t *testing.T) {
 	require.NoError(t, err)
 	b, err := Scan(tr, dir, "overlay/kustomization.yaml", true, Limits{}, true)
 	require.NoError(t, err)
-	require.Len(t, b.Problems, 1, "only what the build reads is scanned")
-	assert.Equal(t, "overlay/kustomization.yaml (resources[0]) → ../base/kustomization.yaml: resources[0]: x.yaml is neither a file nor a directory of the repository: "+
-		"kustomize would try it as a remote repository, and flapp-services fetches nothing", b.Problems[0].String(), "named from the root, through the base")
+	require.Len(t, b.Problems(), 1, "only what the build reads is scanned")
+	assert.Equal(t, "error: overlay/kustomization.yaml (resources[0]) → ../base/kustomization.yaml: resources[0]: x.yaml is neither a file nor a directory of the repository: "+
+		"kustomize would try it as a remote repository, and flapp-services fetches nothing", b.Problems()[0].String(), "named from the root, through the base")
 	require.Len(t, b.Functions, 2)
 	assert.Equal(t, "base/kustomization.yaml", b.Functions[0].Kustomization, "depth first: the base before the overlay's own")
 	assert.Equal(t, "base/fn.yaml", b.Functions[0].Source)
@@ -147,7 +147,7 @@ func TestScan(t *testing.T) {
 	data, err := b.Run(nil)
 	require.Error(t, err, "x.yaml does not exist")
 	assert.Nil(t, data)
-	assert.Equal(t, b.Problems[0].String(), err.Error(), "nothing is built")
+	assert.Equal(t, b.Problems()[0].String(), err.Error(), "nothing is built")
 }
 
 // An entry runs at its place among the transformers, on the objects of
@@ -322,7 +322,7 @@ func TestScanCost(t *testing.T) {
 	})
 	b, err := Scan(tr, tr.Dir(), "kustomization.yaml", true, Limits{}, true)
 	require.NoError(t, err)
-	require.Empty(t, b.Problems)
+	require.Empty(t, b.Problems())
 	// base: 3 objects (the List's item is one); a and b: 3 each, a suffix;
 	// the root: 6, a prefix and the 2 labels of fns.
 	base := int64(2*3*3 + costPerBuild)
@@ -365,8 +365,8 @@ func TestScanProblems(t *testing.T) {
 			tr := tree(t, c.files)
 			b, err := Scan(tr, tr.Dir(), "kustomization.yaml", true, Limits{MaxDocumentNodes: 200}, true)
 			require.NoError(t, err)
-			require.NotEmpty(t, b.Problems)
-			assert.Contains(t, b.Problems[0].String(), c.want)
+			require.NotEmpty(t, b.Problems())
+			assert.Contains(t, b.Problems()[0].String(), c.want)
 		})
 	}
 }
@@ -392,7 +392,7 @@ func TestScanTellsNothingOfOutside(t *testing.T) {
 		require.NoError(t, err)
 		b, err := Scan(ld.Tree(root), root.Path(), "kustomization.yaml", true, Limits{}, true)
 		require.NoError(t, err)
-		require.Len(t, b.Problems, 2)
+		require.Len(t, b.Problems(), 2)
 		messages[target] = strings.ReplaceAll(strings.ReplaceAll(b.Err().Error(), target, "X"), dir, "D")
 	}
 	assert.Equal(t, messages["exists"], messages["missing"])
@@ -430,7 +430,7 @@ func TestRunRefusesAForgedEntry(t *testing.T) {
 	})
 	b, err := Scan(tr, tr.Dir(), "kustomization.yaml", true, Limits{}, true)
 	require.NoError(t, err)
-	require.Empty(t, b.Problems, "a builtin, as far as the scan can tell")
+	require.Empty(t, b.Problems(), "a builtin, as far as the scan can tell")
 	runs := 0
 	_, err = b.Run(fakeEntries{run: func(_ *Function, _ *yaml.RNode, objects []Object) ([]bool, []byte, error) {
 		runs++

@@ -54,7 +54,7 @@ func Scan(tree *repofs.Tree, dir, file string, restrictRoot bool, limits Limits,
 	b.Cost = cost
 	if estimate {
 		b.checkCost(&chain{name: file})
-		if len(b.Functions) == 0 && len(b.Problems) == 0 {
+		if len(b.Functions) == 0 && b.problems.Len() == 0 {
 			if err := b.addRenderEntry(); err != nil {
 				return nil, fmt.Errorf("%s: %w", file, err)
 			}
@@ -240,7 +240,7 @@ func (s *scan) visit(dir string, chain *chain, plugins string) (Cost, error) {
 // chain is the kustomization files from the root's to the one being
 // scanned, each as the one before refers to it, the last first: one node a
 // level, shared by everything below it, so a chain of n bases costs n nodes
-// (a copy a level would cost n²/2). A problem lists it (Problem.Chain).
+// (a copy a level would cost n²/2). A problem lists it (fn.Origin.Chain).
 type chain struct {
 	up   *chain
 	name string
