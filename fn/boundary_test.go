@@ -101,19 +101,23 @@ func TestMaxServicesAtTheCeiling(t *testing.T) {
 	assert.Empty(t, messages(results, framework.Info), "nothing was generated")
 }
 
-// The error names the three largest FLApps and counts the others.
-func TestMaxServicesNamesTheLargestThree(t *testing.T) {
+// The error names the largest FLApps, fn.MaxNamed of them, and counts the
+// others.
+func TestMaxServicesNamesTheLargest(t *testing.T) {
 	docs := []string{
+		flappDoc("ns", "f", "Leader", "", "Worker=1"),
+		flappDoc("ns", "e", "Leader", "", "Worker=1"),
 		flappDoc("ns", "d", "Leader", "", "Worker=1"),
 		flappDoc("ns", "c", "Leader", "", "Worker=3"),
 		flappDoc("ns", "b", "Leader", "", "Worker=2"),
 		flappDoc("ns", "a", "Leader", "", "Worker=2"),
 	}
-	_, results := runDocs(t, withLimits(7, 10), docs...)
-	assert.Equal(t, []string{"the input would produce 8 Services, more than maxServices (7): the largest FLApps are ns/c (3), ns/a (2), ns/b (2) and 1 more; " +
+	require.Equal(t, 5, MaxNamed)
+	_, results := runDocs(t, withLimits(9, 10), docs...)
+	assert.Equal(t, []string{"the input would produce 10 Services, more than maxServices (9): the largest FLApps are ns/c (3), ns/a (2), ns/b (2), ns/d (1), ns/e (1) and 1 more; " +
 		"lower their replicas, split the input, or raise maxServices if this is intended"}, messages(results, framework.Error))
-	_, results = runDocs(t, withLimits(6, 10), docs[1:]...)
-	assert.Equal(t, []string{"the input would produce 7 Services, more than maxServices (6): the largest FLApps are ns/c (3), ns/a (2), ns/b (2); " +
+	_, results = runDocs(t, withLimits(8, 10), docs[1:]...)
+	assert.Equal(t, []string{"the input would produce 9 Services, more than maxServices (8): the largest FLApps are ns/c (3), ns/a (2), ns/b (2), ns/d (1), ns/e (1); " +
 		"lower their replicas, split the input, or raise maxServices if this is intended"}, messages(results, framework.Error))
 }
 

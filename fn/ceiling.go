@@ -35,19 +35,23 @@ func checkServiceCeiling(flapps []*flapp, limit, perFLApp int64) *Result {
 	slices.SortFunc(all, func(a, b sized) int {
 		return cmp.Or(cmp.Compare(b.n, a.n), cmp.Compare(a.key.String(), b.key.String()))
 	})
-	largest := make([]string, 0, 3)
-	for _, s := range all[:min(3, len(all))] {
+	largest := make([]string, 0, min(MaxNamed, len(all)))
+	for _, s := range all[:min(MaxNamed, len(all))] {
 		largest = append(largest, fmt.Sprintf("%s (%d)", s.key, s.n))
 	}
 	more := ""
-	if len(all) > 3 {
-		more = fmt.Sprintf(" and %d more", len(all)-3)
+	if len(all) > MaxNamed {
+		more = fmt.Sprintf(" and %d more", len(all)-MaxNamed)
 	}
 	return RunError(fmt.Sprintf(
 		"the input would produce %d Services, more than maxServices (%d): the largest FLApps are %s%s; "+
 			"lower their replicas, split the input, or raise maxServices if this is intended",
 		total, limit, strings.Join(largest, ", "), more))
 }
+
+// MaxNamed bounds the names one message lists (FLApps, transformations),
+// the rest counted: 500 FLApps make one readable line.
+const MaxNamed = 5
 
 // MaxErrors bounds the error results of one run: a file of 50,000 broken
 // items gets the first errors and a count, not 50,000 results (each costs

@@ -58,7 +58,7 @@ func (r *Run) Finish(cfg Config) (*Output, Results) {
 	if len(unknownUID) > 0 {
 		results = append(results, runInfo(fmt.Sprintf("owner references omitted for %d FLApp(s) whose metadata.uid is not in the input (%s): "+
 			"render from a live export (kubectl get flapps -o yaml) to set them; until then the GitOps engine's own tracking prunes these Services",
-			len(unknownUID), abbreviate(unknownUID, 10))))
+			len(unknownUID), abbreviate(unknownUID))))
 	}
 	return out, finish(results)
 }
@@ -175,12 +175,12 @@ func sortedTypes(app *render.FLApp) []string {
 	return names
 }
 
-// abbreviate lists at most n names, so 500 FLApps make one readable line.
-func abbreviate(names []string, n int) string {
-	if len(names) <= n {
+// abbreviate lists at most MaxNamed names, and counts the rest.
+func abbreviate(names []string) string {
+	if len(names) <= MaxNamed {
 		return strings.Join(names, ", ")
 	}
-	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:MaxNamed], ", "), len(names)-MaxNamed)
 }
 
 func (r *Run) pruneReason(svc *previousService, key objectKey) string {

@@ -200,7 +200,7 @@ func (r *Run) changedBy(build string, fields []string) string {
 		return "; a transformation ran after the flapp-services entry that made it: list the entry after it, in the kustomization that applies it"
 	}
 	return fmt.Sprintf("; changed after the flapp-services entry that made it, by %s: list the flapp-services entry in the transformers of %s, after that change",
-		abbreviate(names, 5), last)
+		abbreviate(names), last)
 }
 
 func compareKeys(a, b objectKey) int {

@@ -13,6 +13,7 @@ import (
 	"github.com/fedlearner/flapp-services/internal/repofs"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 )
 
 //go:generate go run ./gendocs -readme ../../README.md -out help_gen.go
@@ -20,7 +21,8 @@ import (
 const readme = "the README, https://github.com/fedlearner/flapp-services"
 
 // Main runs the command line with args and returns the process's exit code.
-// Errors that were already reported (ErrFailed) are not printed again.
+// Errors that were already reported (ErrFailed) are not printed again; any
+// other (a flag, an argument) is reported as a run's are.
 func Main(version string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmd := newCommand(version)
 	cmd.SetArgs(args)
@@ -29,7 +31,7 @@ func Main(version string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	cmd.SetErr(stderr)
 	if err := cmd.Execute(); err != nil {
 		if !errors.Is(err, ErrFailed) {
-			_, _ = fmt.Fprintln(stderr, "error:", err)
+			report(stderr, fn.ErrorResults(err), framework.Error)
 		}
 		return 1
 	}

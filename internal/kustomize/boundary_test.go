@@ -167,7 +167,7 @@ func TestRunStopsAtItsDeadline(t *testing.T) {
 	}})
 	elapsed := time.Since(start)
 	assert.Nil(t, data)
-	require.EqualError(t, err, "the build ran past its deadline of 200ms (--max-build-time): its cost is beyond what the scan estimates; "+
+	require.EqualError(t, err, "error: kustomization.yaml: the build ran past its deadline of 200ms (--max-build-time): its cost is beyond what the scan estimates; "+
 		"split the application, or raise the deadline and Argo CD's timeout together")
 	assert.GreaterOrEqual(t, elapsed, deadline, "not before the deadline")
 }
@@ -213,7 +213,7 @@ func TestMaxOutputBoundary(t *testing.T) {
 			continue
 		}
 		_, err = b.Run(keepAll)
-		assert.EqualError(t, err, c.refusal, c.name)
+		assert.EqualError(t, err, "error: kustomization.yaml: "+c.refusal, c.name)
 	}
 }
 
@@ -247,6 +247,6 @@ func TestMaxOutputCountedAsWritten(t *testing.T) {
 			continue
 		}
 		assert.Nil(t, data)
-		assert.EqualError(t, err, c.want)
+		assert.EqualError(t, err, "error: kustomization.yaml: "+c.want)
 	}
 }

@@ -1,6 +1,7 @@
 package kustomize
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -86,13 +87,23 @@ const KustomizeRelease = "v5.8.1"
 // entries at its place among the transformers, nothing else runs but kustomize's
 // builtins, and the file system reads only the repository, within the
 // render's ceilings, and writes nothing. It returns the build's output, a
-// YAML stream of one document per object.
+// YAML stream of one document per object. Its error is fn.Results: an
+// entry's own, or a problem of the build at its kustomization file.
 func (b *Build) Run(entries Entries) ([]byte, error) {
+	out, err := b.run(entries)
+	var results fn.Results
+	if err != nil && !errors.As(err, &results) {
+		err = fn.Results{fn.BuildProblem([]string{b.File}, "", err.Error())}
+	}
+	return out, err
+}
+
+func (b *Build) run(entries Entries) ([]byte, error) {
 	if err := b.Err(); err != nil {
 		return nil, err
 	}
 	if len(b.Functions) > 0 && entries == nil {
-		return nil, fmt.Errorf("%s: internal error: flapp-services' entries and nothing to run them", b.File)
+		return nil, errors.New("internal error: flapp-services' entries and nothing to run them")
 	}
 	registerEntryKind.Do(func() {
 		builtinTransformers[entryType] = newEntryPlugin

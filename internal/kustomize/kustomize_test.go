@@ -195,7 +195,7 @@ func TestRunRunsEntriesAtTheirPlace(t *testing.T) {
 	_, err = b.Run(fakeEntries{run: func(*Function, *yaml.RNode, []Object) ([]bool, []byte, error) {
 		return nil, nil, errors.New("the entry's own words")
 	}})
-	require.EqualError(t, err, "the entry's own words", "not kustomize's wrapping")
+	require.EqualError(t, err, "error: kustomization.yaml: the entry's own words", "not kustomize's wrapping: a problem of the build, at its file")
 }
 
 // A build without an entry gets the render's own, last among the root's

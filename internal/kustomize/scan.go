@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/fedlearner/flapp-services/fn"
 	"github.com/fedlearner/flapp-services/internal/repofs"
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/api/provider"
@@ -38,7 +39,7 @@ const (
 // objects and estimate the build's cost against limits (render mode);
 // without, it reads only kustomization and plugin configuration files
 // (discover). Its error is a file that cannot be read or parsed; what the
-// build must not do goes into Problems.
+// build must not do goes into Problems. Both are fn results.
 func Scan(tree *repofs.Tree, dir, file string, restrictRoot bool, limits Limits, estimate bool) (*Build, error) {
 	limits = limits.withDefaults()
 	b := &Build{
@@ -49,14 +50,14 @@ func Scan(tree *repofs.Tree, dir, file string, restrictRoot bool, limits Limits,
 	s := scan{Build: b, estimate: estimate}
 	cost, err := s.visit(dir, &chain{name: file}, "")
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return nil, fn.Results{fn.BuildProblem([]string{file}, "", err.Error())}
 	}
 	b.Cost = cost
 	if estimate {
 		b.checkCost(&chain{name: file})
 		if len(b.Functions) == 0 && b.problems.Len() == 0 {
 			if err := b.addRenderEntry(); err != nil {
-				return nil, fmt.Errorf("%s: %w", file, err)
+				return nil, fn.Results{fn.BuildProblem([]string{file}, "", err.Error())}
 			}
 		}
 	}
