@@ -68,12 +68,13 @@ type buildEntries struct {
 }
 
 // maxServicesInPlace bounds the Services the entries before the root's
-// last may put into a build: kustomize holds each as a tree of its own in
-// its resource map and compares it with every other object as it is added
-// and sorted, so a few kilobytes of FLApps in a base could otherwise
-// exhaust the sidecar. The root's last entry writes its Services after the
-// build, outside that map, within --max-services.
-const maxServicesInPlace = 10_000
+// last may put into a build: kustomize holds each in its resource map, and
+// its public Append compares each added object with every other (about 1 s
+// for 2,000 on one core of the CI machine, a minute for 10,000), so a few
+// kilobytes of FLApps in a base could otherwise exhaust the sidecar's
+// deadline. The root's last entry writes its Services after the build,
+// outside that map, within --max-services.
+const maxServicesInPlace = 2_000
 
 func (e *buildEntries) Run(entry *kustomize.Function, config *yaml.RNode, objects []kustomize.Object) ([]bool, []byte, error) {
 	keep, out, err := e.run(entry, config, objects)

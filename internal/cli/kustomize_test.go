@@ -338,14 +338,20 @@ func TestRenderBuildRestoresTheHeapLimit(t *testing.T) {
 
 // An entry before the root's last puts its Services into kustomize's
 // resource map, which holds each as a tree: a few kilobytes of FLApps in a
-// base cannot fill it past maxServicesInPlace. The same FLApps with the
-// entry last in the root render.
+// base fill it up to maxServicesInPlace, not past it. The same FLApps with
+// the entry last in the root render.
 func TestRenderBuildBoundsTheServicesInPlace(t *testing.T) {
+	atCeiling := strings.Replace(strings.Replace(goodFLApp, "  namespace: default\n", "", 1), "replicas: 2", fmt.Sprintf("replicas: %d", maxServicesInPlace/2), 1)
+	overlayRepo(t, map[string]string{"base/flapp.yaml": atCeiling + "---\n" + strings.Replace(atCeiling, "name: normal", "name: other", 1)})
+	out, stderr, err := runRender(t, RenderOptions{Paths: []string{"overlays/staging"}}, "")
+	require.NoError(t, err, stderr)
+	assert.Equal(t, maxServicesInPlace, strings.Count(out, "kind: Service\n"), "the ceiling itself")
+
 	half := strings.Replace(strings.Replace(goodFLApp, "  namespace: default\n", "", 1), "replicas: 2", fmt.Sprintf("replicas: %d", maxServicesInPlace/2+1), 1)
 	require.Contains(t, half, fmt.Sprintf("replicas: %d", maxServicesInPlace/2+1))
 	big := half + "---\n" + strings.Replace(half, "name: normal", "name: other", 1)
 	overlayRepo(t, map[string]string{"base/flapp.yaml": big})
-	out, stderr, err := runRender(t, RenderOptions{Paths: []string{"overlays/staging"}}, "")
+	out, stderr, err = runRender(t, RenderOptions{Paths: []string{"overlays/staging"}}, "")
 	require.ErrorIs(t, err, ErrFailed)
 	assert.Empty(t, out)
 	assert.Contains(t, stderr, fmt.Sprintf("brings the Services its build holds to %d, over the ceiling of %d", maxServicesInPlace+2, maxServicesInPlace))

@@ -113,6 +113,7 @@ var userLimits = []struct{ name, def, flag, configKey string }{
 	{"kustomize build output", "64Mi", "--max-build-output", ""},
 	{"kustomize build time", "45s", "--max-build-time", ""},
 	{"Services per run", "100000", "--max-services", "maxServices"},
+	{"Services of entries before the root's last", "2000", "", ""},
 	{"Services per FLApp", "10000", "", "maxServicesPerFLApp"},
 	{"--check file", "256Mi", "", ""},
 	{"--check diff", "8Mi", "", ""},

@@ -5,11 +5,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strconv"
 	"strings"
 	"sync"
-	"unsafe"
+	_ "unsafe" // go:linkname, below
 
 	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/resource"
@@ -23,8 +22,8 @@ import (
 // when it is one of its builtins or an external program, and has no public
 // way to add one: so the entry is registered as one more builtin, under
 // entryKind, in kustomize's own registry of builtin transformers. These two
-// variables, and setResources below, are the places this module reaches
-// into kustomize's internals (api v0.21.2, pinned; TestKustomizeInternals
+// variables are the one place this module reaches into kustomize's
+// internals (api v0.21.2, pinned; TestKustomizeInternals
 // fails if they move, and test/integration/kustomize builds every kind of
 // entry side by side with the real kustomize). The scan rewrites each
 // entry's configuration to name entryKind, and Build.Run puts the entry's
@@ -264,30 +263,22 @@ func (p *entryPlugin) Transform(m resmap.ResMap) error {
 			appended = append(appended, r)
 		}
 	}
-	list := make([]*resource.Resource, 0, len(resources)+len(appended))
+	// Through ResMap's public methods, as UpdateResMapValues would leave
+	// it: what the entry no longer lists is emptied, and kustomize drops
+	// it after the transformer, as after each (DropEmpties); what it adds
+	// is appended, each Append scanning the whole map (maxServicesInPlace,
+	// in internal/cli, bounds how many).
 	for _, res := range resources {
-		if listed[res.CurId()] {
-			list = append(list, res)
+		if !listed[res.CurId()] {
+			res.SetYNode(&yaml.Node{Kind: yaml.MappingNode})
 		}
 	}
-	setResources(m, append(list, appended...))
+	for _, r := range appended {
+		if err := m.Append(r); err != nil {
+			return p.run.fail(err)
+		}
+	}
 	return nil
-}
-
-// setResources makes list m's resources, in order, as Clear and Append
-// would, without Append's scan of the whole map for each one (list holds
-// no id twice).
-func setResources(m resmap.ResMap, list []*resource.Resource) {
-	if v := reflect.ValueOf(m); v.Kind() == reflect.Pointer {
-		if f := v.Elem().FieldByName("rList"); f.IsValid() && f.Type() == reflect.TypeFor[[]*resource.Resource]() {
-			reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Set(reflect.ValueOf(list))
-			return
-		}
-	}
-	m.Clear() // another ResMap than api v0.21.2's: slower, the same
-	for _, r := range list {
-		_ = m.Append(r)
-	}
 }
 
 // entryDocument is a flapp-services entry as the build reads it: a builtin

@@ -4,16 +4,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/fedlearner/flapp-services/internal/repofs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"sigs.k8s.io/kustomize/api/provider"
-	"sigs.k8s.io/kustomize/api/resmap"
-	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/resid"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -402,21 +398,35 @@ func TestScanTellsNothingOfOutside(t *testing.T) {
 
 // What entry.go reaches in kustomize's internals is where it was: the
 // registry of builtins (linked, or the build would not link) holds
-// kustomize's own, and a resource map's list is the field setResources
-// sets.
+// kustomize's own.
 func TestKustomizeInternals(t *testing.T) {
 	_, ok := builtinPluginTypes["PatchTransformer"]
 	assert.True(t, ok, "builtinhelpers' names")
 	assert.NotEmpty(t, builtinTransformers)
-	m := resmap.New()
-	f := reflect.ValueOf(m).Elem().FieldByName("rList")
-	require.True(t, f.IsValid(), "resmap's resWrangler.rList")
-	require.Equal(t, reflect.TypeFor[[]*resource.Resource](), f.Type())
-	rf := provider.NewDefaultDepProvider().GetResourceFactory()
-	list, err := rf.SliceFromBytes([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n"))
+}
+
+// An entry's Transform leaves the resource map as UpdateResMapValues
+// would, through ResMap's public methods: an object it no longer lists is
+// dropped, one it makes anew in place of one it does not keep takes that
+// one's place, one it adds is appended.
+func TestEntryTransformThroughPublicMethods(t *testing.T) {
+	tr := tree(t, map[string]string{
+		"kustomization.yaml": "resources: [cms.yaml]\ntransformers: [fn.yaml, labels.yaml]\n",
+		"fn.yaml":            ourEntry,
+		"labels.yaml":        "apiVersion: builtin\nkind: LabelTransformer\nmetadata: {name: l}\nlabels: {after: entry}\nfieldSpecs: [{path: metadata/labels, create: true}]\n",
+		"cms.yaml":           "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+	})
+	b, err := Scan(tr, tr.Dir(), "kustomization.yaml", true, Limits{}, true)
 	require.NoError(t, err)
-	setResources(m, list)
-	assert.Equal(t, list, m.Resources())
+	require.Empty(t, b.Problems())
+	data, err := b.Run(fakeEntries{run: func(_ *Function, _ *yaml.RNode, objects []Object) ([]bool, []byte, error) {
+		require.Len(t, objects, 3)
+		return []bool{true, false, false}, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {new: \"1\"}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: d}\n"), nil
+	}})
+	require.NoError(t, err)
+	assert.Equal(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels:\n    after: entry\n  name: a\n---\n"+
+		"apiVersion: v1\ndata:\n  new: \"1\"\nkind: ConfigMap\nmetadata:\n  labels:\n    after: entry\n  name: c\n---\n"+
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels:\n    after: entry\n  name: d\n", string(data))
 }
 
 // A repository that writes the kind the build reads flapp-services' entries
