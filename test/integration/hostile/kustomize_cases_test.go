@@ -717,10 +717,10 @@ func kustomizeCases() []kcase {
 		files: map[string]string{
 			"base/kustomization.yaml":    "resources: [flapps.yaml]\ntransformers: [flapp-services.yaml]\n",
 			"base/flapp-services.yaml":   fnEntryYAML,
-			"base/flapps.yaml":           strings.Replace(flappYAML, "Worker: {replicas: 2", "Worker: {replicas: 9000", 1) + "---\n" + strings.Replace(strings.Replace(flappYAML, "Worker: {replicas: 2", "Worker: {replicas: 9000", 1), "name: hostile", "name: hostile-b", 1),
+			"base/flapps.yaml":           strings.Replace(flappYAML, "Worker: {replicas: 2", "Worker: {replicas: 1100", 1) + "---\n" + strings.Replace(strings.Replace(flappYAML, "Worker: {replicas: 2", "Worker: {replicas: 1100", 1), "name: hostile", "name: hostile-b", 1),
 			"overlay/kustomization.yaml": "resources: [../base]\nnamespace: x\n",
 		},
-		want: []string{"over the ceiling of 10000 for entries before the root's last transformer"},
+		want: []string{"over the ceiling of 2000 for entries before the root's last transformer"},
 	})
 	add(kcase{
 		name: "symlink-chain-250-fanned-out", family: "budget: fan-out", heavy: true,
