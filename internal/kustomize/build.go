@@ -3,9 +3,7 @@ package kustomize
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/fedlearner/flapp-services/fn"
@@ -118,7 +116,7 @@ func (b *Build) run(entries Entries) ([]byte, error) {
 		opts.LoadRestrictions = types.LoadRestrictionsRootOnly
 	}
 	opts.PluginConfig = types.DisabledPluginConfig()
-	fsys := &confinedFS{build: b, rewrites: b.rewrites, served: map[string]bool{}}
+	fsys := newConfinedFS(b)
 	type built struct {
 		m   resmap.ResMap
 		err error
@@ -142,7 +140,7 @@ func (b *Build) run(entries Entries) ([]byte, error) {
 				done <- built{err: fmt.Errorf("kustomize failed on this kustomization's input (%v): check its crds:, openapi: and patches", r)}
 			}
 		}()
-		m, err := krusty.MakeKustomizer(opts).Run(fsys, b.dir)
+		m, err := krusty.MakeKustomizer(opts).Run(fsys, fsys.seen(b.dir))
 		done <- built{m, err}
 	}()
 	var m resmap.ResMap
@@ -162,7 +160,7 @@ func (b *Build) run(entries Entries) ([]byte, error) {
 	case run.err != nil:
 		return nil, run.err // an entry's, in its own words
 	case err != nil:
-		return nil, fmt.Errorf("kustomize build: %s", b.tidy(err.Error()))
+		return nil, fmt.Errorf("kustomize build: %w", err) // its paths from the repository's top (confinedFS)
 	}
 	if err := b.restoreEntries(m); err != nil {
 		return nil, fmt.Errorf("kustomize build: %w", err)
@@ -223,17 +221,4 @@ func (o *outputBudget) append(buf []byte, res *resource.Resource) ([]byte, error
 		buf = append(buf, "---\n"...)
 	}
 	return append(buf, doc...), nil
-}
-
-// tidy names the repository's files in a kustomize error from the current
-// directory, as every other message does, instead of by their absolute
-// paths.
-func (b *Build) tidy(msg string) string {
-	prefix := b.tree.Name(b.tree.Dir())
-	if prefix == "." {
-		prefix = ""
-	} else {
-		prefix += "/"
-	}
-	return strings.ReplaceAll(msg, b.tree.Dir()+string(filepath.Separator), prefix)
 }

@@ -3,6 +3,7 @@ package kustomize
 import (
 	"errors"
 	"fmt"
+	iofs "io/fs"
 	"os"
 	"path/filepath"
 
@@ -15,9 +16,14 @@ import (
 // ceilings), read-only, with some kustomization files read as rewritten.
 // Every YAML file it gives kustomize is within the node ceiling, aliases
 // expanded; every read counts toward the size ceilings (the scan's read of
-// a file stands for the build's first).
+// a file stands for the build's first). kustomize sees the repository's
+// top as the root of the file system, so its messages name a file as
+// /overlays/prod/kustomization.yaml, from there, and never where the
+// repository lies on the disk; without the repository's confinement
+// (--load-restrictor=none) it sees the disk as it is.
 type confinedFS struct {
 	build    *Build
+	top      string            // the directory on disk kustomize sees as /
 	rewrites map[string][]byte // resolved path -> content
 	served   map[string]bool   // resolved paths read once from the scan's copy
 	refused  error             // the first read refused for a ceiling: the build's error, in these words
@@ -27,11 +33,40 @@ var _ filesys.FileSystem = (*confinedFS)(nil)
 
 var errReadOnly = errors.New("flapp-services' kustomize build writes nothing")
 
+func newConfinedFS(b *Build) *confinedFS {
+	top := string(filepath.Separator)
+	if b.tight {
+		top = b.tree.Dir()
+	}
+	return &confinedFS{build: b, top: top, rewrites: b.rewrites, served: map[string]bool{}}
+}
+
+// abs is the path on disk of p, a path kustomize names (absolute, from
+// its root): inside the top, whatever ".." it holds.
 func (c *confinedFS) abs(p string) (string, error) {
 	if !filepath.IsAbs(p) {
 		return "", fmt.Errorf("%s: internal error: a relative path in the build", p)
 	}
-	return filepath.Clean(p), nil
+	return filepath.Join(c.top, filepath.Clean(p)), nil
+}
+
+// named is err with the path of a file system error named as kustomize
+// names it: an error of the disk's says where the repository lies.
+func (c *confinedFS) named(err error) error {
+	var pe *iofs.PathError
+	if errors.As(err, &pe) {
+		return &iofs.PathError{Op: pe.Op, Path: c.seen(pe.Path), Err: pe.Err}
+	}
+	return err
+}
+
+// seen is how kustomize names abs, a path on disk inside the top.
+func (c *confinedFS) seen(abs string) string {
+	rel, err := filepath.Rel(c.top, abs)
+	if err != nil {
+		return abs
+	}
+	return filepath.Join(string(filepath.Separator), rel)
 }
 
 func (c *confinedFS) Create(string) (filesys.File, error) { return nil, errReadOnly }
@@ -43,7 +78,7 @@ func (c *confinedFS) WriteFile(string, []byte) error      { return errReadOnly }
 // Open is not used by a build; reads go through ReadFile, which bounds
 // them.
 func (c *confinedFS) Open(p string) (filesys.File, error) {
-	return nil, fmt.Errorf("%s: flapp-services' kustomize build reads files whole, through its ceilings", c.build.tree.Name(p))
+	return nil, fmt.Errorf("%s: flapp-services' kustomize build reads files whole, through its ceilings", p)
 }
 
 func (c *confinedFS) IsDir(p string) bool {
@@ -72,32 +107,33 @@ func (c *confinedFS) ReadDir(p string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.build.tree.ReadDir(abs)
+	names, err := c.build.tree.ReadDir(abs)
+	return names, c.named(err)
 }
 
 // CleanedAbs is filesys' on-disk CleanedAbs: the path with its symlinks
-// resolved, as a directory and a file name; the path must resolve inside
-// the tree.
+// resolved, as a directory and a file name, as kustomize names them; the
+// path must resolve inside the tree.
 func (c *confinedFS) CleanedAbs(p string) (filesys.ConfirmedDir, string, error) {
-	abs, err := filepath.Abs(p)
+	abs, err := c.abs(p)
 	if err != nil {
 		return "", "", err
 	}
 	if c.build.virtual[abs] != nil {
-		return filesys.ConfirmedDir(filepath.Dir(abs)), filepath.Base(abs), nil
+		return filesys.ConfirmedDir(c.seen(filepath.Dir(abs))), filepath.Base(abs), nil
 	}
 	resolved, err := c.build.tree.Resolve(abs)
 	if err != nil {
-		return "", "", err
+		return "", "", c.named(err)
 	}
 	info, err := os.Stat(resolved)
 	if err != nil {
-		return "", "", err
+		return "", "", c.named(err)
 	}
 	if info.IsDir() {
-		return filesys.ConfirmedDir(resolved), "", nil
+		return filesys.ConfirmedDir(c.seen(resolved)), "", nil
 	}
-	return filesys.ConfirmedDir(filepath.Dir(resolved)), filepath.Base(resolved), nil
+	return filesys.ConfirmedDir(c.seen(filepath.Dir(resolved))), filepath.Base(resolved), nil
 }
 
 // Glob is not used by a build (kustomize's API v0.21.2 never calls it): it
@@ -117,7 +153,7 @@ func (c *confinedFS) ReadFile(p string) ([]byte, error) {
 	tree := c.build.tree
 	resolved, err := tree.Resolve(abs)
 	if err != nil {
-		return nil, err
+		return nil, c.named(err)
 	}
 	data, scanned := c.build.read[resolved]
 	switch {
@@ -132,7 +168,7 @@ func (c *confinedFS) ReadFile(p string) ([]byte, error) {
 		return nil, c.refuse(err)
 	}
 	if err != nil {
-		return nil, err // kustomize tries what is not a file as a directory
+		return nil, c.named(err) // kustomize tries what is not a file as a directory
 	}
 	if content, ok := c.rewrites[resolved]; ok {
 		data = content
@@ -155,5 +191,5 @@ func (c *confinedFS) refuse(err error) error {
 
 // Walk is not used by a build.
 func (c *confinedFS) Walk(p string, _ filepath.WalkFunc) error {
-	return fmt.Errorf("%s: flapp-services' kustomize build does not walk directories", c.build.tree.Name(p))
+	return fmt.Errorf("%s: flapp-services' kustomize build does not walk directories", p)
 }

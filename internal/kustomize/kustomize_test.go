@@ -292,6 +292,32 @@ func TestConfinedFSWritesNothing(t *testing.T) {
 	assert.ErrorContains(t, err, "link.yaml is a symlink to /etc/passwd")
 }
 
+// kustomize sees the repository's top as "/": its paths, and so its
+// messages, never say where the repository lies on the disk, and ".."
+// cannot climb past it.
+func TestConfinedFSSeesTheRepositoryAsItsRoot(t *testing.T) {
+	tr := tree(t, map[string]string{"app/a.yaml": "a: 1\n"})
+	fs := newConfinedFS(&Build{tree: tr, tight: true, limits: Limits{}.withDefaults()})
+	data, err := fs.ReadFile("/app/a.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, "a: 1\n", string(data))
+	dir, file, err := fs.CleanedAbs("/app/../app/a.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, "/app", string(dir))
+	assert.Equal(t, "a.yaml", file)
+	assert.True(t, fs.IsDir("/app"))
+	assert.False(t, fs.Exists("/../app/b.yaml"))
+	_, err = fs.ReadFile("/../../app/a.yaml")
+	require.NoError(t, err, "/.. is /, as on any disk")
+	_, err = fs.ReadFile(tr.Dir() + "/app/a.yaml")
+	require.Error(t, err, "the disk's path is not kustomize's")
+	assert.NotContains(t, err.Error(), tr.Dir(), "its errors name files as kustomize does")
+	_, err = fs.ReadFile("/app/b.yaml")
+	require.ErrorIs(t, err, os.ErrNotExist)
+	assert.Contains(t, err.Error(), " /app/b.yaml: ")
+	assert.NotContains(t, err.Error(), tr.Dir())
+}
+
 // withInlineEntries replaces only the given entries.
 func TestWithInlineEntries(t *testing.T) {
 	out, err := withInlineEntries([]byte("resources: [a.yaml]\ntransformers:\n- fn.yaml\n- labels.yaml\n- |\n  apiVersion: builtin\n  kind: X\n"), map[int]string{0: "kind: Y\n"})
