@@ -1,7 +1,6 @@
 package krmio
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"iter"
@@ -9,7 +8,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"github.com/fedlearner/flapp-services/fn"
 	"github.com/fedlearner/flapp-services/internal/yamlnodes"
@@ -62,8 +60,7 @@ func CountNodes(n *yaml.Node, limit int) int {
 //
 // Its errors are *fn.InputError, complete: file, document and the file's
 // line of the fault (kyaml counts lines from the document's start). It
-// stops after the first error. It reads data in place: the caller must not change data
-// until the iteration ends.
+// stops after the first error.
 func ReadDocuments(data []byte, file string, limits ReadLimits) iter.Seq2[Document, error] {
 	return func(yield func(Document, error) bool) {
 		// ByteReader.Read: Windows line ends replaced, split at document
@@ -286,14 +283,10 @@ func notAnObject(n *yaml.RNode, err error) error {
 }
 
 // text is the input as kio's ByteReader.Read has it, Windows line ends
-// replaced. kio copies it; here, when there is nothing to replace, it is the
-// caller's bytes, which are not changed while the documents are read: that
-// saves a copy of up to a whole file (--max-file-size) for as long as its
-// documents are read.
+// replaced. Like kio, it copies data: a second copy of up to a whole file
+// (--max-file-size) is held while its documents are read, the price of
+// reading the caller's bytes without package unsafe.
 func text(data []byte) string {
-	if !bytes.Contains(data, []byte("\r\n")) {
-		return unsafe.String(unsafe.SliceData(data), len(data))
-	}
 	return strings.ReplaceAll(string(data), "\r\n", "\n")
 }
 
