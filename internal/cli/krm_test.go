@@ -398,3 +398,20 @@ func TestKRMAliasedMetadataIsRefusedAsByKyaml(t *testing.T) {
 		assert.Contains(t, out.String(), "severity: error")
 	}
 }
+
+// TestKRMMalformedInputInGoYAMLsWords: a ResourceList go-yaml cannot parse
+// is refused with go-yaml's own message, kyaml's wrapping (its
+// MalformedYAMLError prefix) taken off; the answer is an error result.
+// go-yaml's parser names its lines from 0: the fault on line 6 reads "line 5".
+func TestKRMMalformedInputInGoYAMLsWords(t *testing.T) {
+	head := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"
+	for input, want := range map[string]string{
+		head + "- apiVersion: v1\n  kind: ConfigMap\n  data: {x: [}\n": "yaml: line 5: did not find expected node content",
+		head + "- apiVersion: v1\n  kind: ConfigMap\n  data: *x\n":     "yaml: unknown anchor 'x' referenced",
+	} {
+		var out, stderr bytes.Buffer
+		require.ErrorIs(t, RunKRM(strings.NewReader(input), &out, &stderr), ErrFailed)
+		assert.Equal(t, "error: input is not a readable ResourceList: "+want+"\n", stderr.String())
+		assert.Contains(t, out.String(), "severity: error")
+	}
+}

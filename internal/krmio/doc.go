@@ -13,8 +13,6 @@
 //     annotations its reader sets (the file, the document's index, its
 //     sequence indentation) are not written into the node to be cleared
 //     again: the caller knows the file, and Document carries the rest;
-//   - go.yaml.in/yaml/v3 v3.0.5's parser errors, which count lines from 0
-//     (parserProblems), so a message names the line of the fault;
 //   - kio.ByteWriter.Write, the ResourceList branch with
 //     KeepReaderAnnotations: writeResourceList; the stream branch with
 //     ClearAnnotations: StreamWriter;

@@ -39,18 +39,14 @@ func ReadResourceList(rw *kio.ByteReadWriter) (*ResourceList, error) {
 	return &ResourceList{rw: rw, Items: items, nodeAnnos: nodeAnnos}, nil
 }
 
-// readFault is why rw.Read failed, in go-yaml's words without kyaml's
-// wrapping ("MalformedYAMLError: yaml: line 5: ..." reads "line 5:
-// malformed YAML: ..."): the innermost error.
+// readFault is why rw.Read failed, as its innermost error says it: go-yaml's
+// own message, without kyaml's wrapping (a MalformedYAMLError prefix and a
+// stack).
 func readFault(err error) string {
 	for inner := errors.Unwrap(err); inner != nil; inner = errors.Unwrap(err) {
 		err = inner
 	}
-	f := newYAMLFault("", err)
-	if f.msg == err.Error() {
-		return f.msg // not go-yaml's
-	}
-	return fmt.Sprintf("line %d: %s", f.line, f.msg)
+	return err.Error()
 }
 
 // aliasedMetadata says which item kio could not annotate because it, or its
