@@ -104,17 +104,33 @@ func (rl *ResourceList) finish(items []*yaml.RNode, results framework.Results) e
 		return err
 	}
 	if len(results) > 0 {
-		b, err := yaml.Marshal(results)
+		y, err := ResultsNode(results)
 		if err != nil {
-			return kerrors.Wrap(err)
-		}
-		y, err := yaml.Parse(string(b))
-		if err != nil {
-			return kerrors.Wrap(err)
+			return err
 		}
 		rl.rw.Results = y
 	}
 	return nil
+}
+
+// ResultsNode is the node framework.Execute makes of results: their text,
+// as kyaml's encoder writes it (indent 2, compact sequences), parsed. It is
+// not encoded straight into a node (yaml.Node.Encode): go.yaml.in/yaml/v3
+// v3.0.5 does that through its own text, at indent 4, where it writes a
+// sequence's string that starts with a line break, or with a space and
+// holds one, as a block scalar indented less than its indentation indicator
+// says, then loses the string or fails to parse it
+// (TestResultsWrittenAsExecuteWritesThem).
+func ResultsNode(results framework.Results) (*yaml.RNode, error) {
+	b, err := yaml.Marshal(results)
+	if err != nil {
+		return nil, kerrors.Wrap(err)
+	}
+	y, err := yaml.Parse(string(b))
+	if err != nil {
+		return nil, kerrors.Wrap(err)
+	}
+	return y, nil
 }
 
 // annotationFormat is which of the internal and the legacy path/index/id

@@ -2,13 +2,14 @@ package krmio
 
 import (
 	"bytes"
-	"github.com/fedlearner/flapp-services/fn"
 	"math/rand"
 	"strings"
 	"testing"
 
+	"github.com/fedlearner/flapp-services/fn"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -58,5 +59,43 @@ func TestKRMAnnotations(t *testing.T) {
 			assert.Equal(t, strings.TrimPrefix(want.String(), "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"),
 				string(got), "format %s, annotations %v", fname, m)
 		}
+	}
+}
+
+// TestResultsWrittenAsExecuteWritesThem: the results of a ResourceList are
+// written as framework.Execute writes them, for strings that take every
+// style go-yaml has (plain, quoted, a literal block, one with an
+// indentation indicator), and values of other types.
+func TestResultsWrittenAsExecuteWritesThem(t *testing.T) {
+	messages := []string{"", "generated 3 Service(s)", "yes", "on", "12", "0x1F", "- a", "a: b", "#c", "it's", `say "no"`,
+		" lead", "trail ", "two\nlines", "two\nlines\n", "\nlead", "\n#c", " lead\nx", "tab\there", "\x00", "ünïcode ✓",
+		strings.Repeat("long words ", 40), "a\n\n b", "'", "---", "~", "null", "&a", "*a", "!t", "%x", "@", "`"}
+	rnd := rand.New(rand.NewSource(1))
+	for range 100 {
+		b := make([]byte, rnd.Intn(20))
+		for i := range b {
+			const alphabet = " \n\t:#-'\"ab01y{}[],&*!|>%@`\\"
+			b[i] = alphabet[rnd.Intn(len(alphabet))]
+		}
+		messages = append(messages, string(b))
+	}
+	input := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n"
+	for _, m := range messages {
+		results := framework.Results{{Message: m, Severity: framework.Error,
+			ResourceRef: &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: "v1", Kind: m}, NameMeta: yaml.NameMeta{Name: m}},
+			Field:       &framework.Field{Path: m, CurrentValue: m, ProposedValue: []any{1, true, m, map[string]any{m: 2.5}}},
+			File:        &framework.File{Path: m, Index: 3}, Tags: map[string]string{m: m, "k": m}}}
+		var want bytes.Buffer
+		wantErr := framework.Execute(framework.ResourceListProcessorFunc(func(rl *framework.ResourceList) error {
+			rl.Results = results
+			return nil
+		}), &kio.ByteReadWriter{Reader: strings.NewReader(input), Writer: &want, KeepReaderAnnotations: true})
+
+		var got bytes.Buffer
+		rl, err := ReadResourceList(&kio.ByteReadWriter{Reader: strings.NewReader(input), Writer: &got, KeepReaderAnnotations: true})
+		require.NoError(t, err)
+		gotErr := rl.Write(rl.Items, nil, results)
+		assert.Equal(t, wantErr != nil, gotErr != nil, "%q: %v, %v", m, wantErr, gotErr)
+		assert.Equal(t, want.String(), got.String(), "%q", m)
 	}
 }
