@@ -129,7 +129,7 @@ func writtenByKyaml(t *testing.T, file string) string {
 	var buf bytes.Buffer
 	w := kio.ByteWriter{Writer: &buf, ClearAnnotations: []string{
 		kioutil.PathAnnotation, kioutil.IndexAnnotation, kioutil.LegacyPathAnnotation, kioutil.LegacyIndexAnnotation}}
-	require.NoError(t, w.Write(fn.WithServiceNodes(kept, out.Services())))
+	require.NoError(t, w.Write(fntest.WithServiceNodes(kept, out.Services())))
 	return buf.String()
 }
 

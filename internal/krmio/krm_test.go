@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fedlearner/flapp-services/fn"
+	"github.com/fedlearner/flapp-services/fn/fntest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
@@ -18,7 +18,7 @@ import (
 // TestKRMAnnotations: for every input annotation format and for annotation
 // sets a generated Service never has (twins present, empty values), the
 // written Service equals what kio.ReconcileInternalAnnotations makes of
-// fn.ServiceNode(svc), encoded by kyaml.
+// fntest.ServiceNode(svc), encoded by kyaml.
 func TestKRMAnnotations(t *testing.T) {
 	formats := map[string]map[string]map[string]string{
 		"none":     {"0": {kioutil.InternalAnnotationsMigrationResourceIDAnnotation: "0"}},
@@ -31,6 +31,7 @@ func TestKRMAnnotations(t *testing.T) {
 		{"fn.fedlearner.k8s.io/flapp": "normal"},
 		{"fn.fedlearner.k8s.io/flapp": "normal", kioutil.PathAnnotation: "apps/normal.services.yaml", kioutil.IndexAnnotation: "3"},
 		{"fn.fedlearner.k8s.io/flapp": "normal", kioutil.PathAnnotation: "1/a b.yaml", kioutil.IndexAnnotation: "0"},
+		{"fn.fedlearner.k8s.io/flapp": "two\nlines", kioutil.PathAnnotation: "\na\n\nb.yaml", kioutil.IndexAnnotation: "0"},
 		{"fn.fedlearner.k8s.io/flapp": "normal", kioutil.PathAnnotation: "p.yaml", kioutil.LegacyPathAnnotation: "p.yaml"},
 		{"fn.fedlearner.k8s.io/flapp": "normal", kioutil.LegacyIndexAnnotation: "2"},
 		{"fn.fedlearner.k8s.io/flapp": "normal", kioutil.PathAnnotation: "", kioutil.IdAnnotation: "x"},
@@ -42,7 +43,7 @@ func TestKRMAnnotations(t *testing.T) {
 			svc := randomService(rand.New(rand.NewSource(int64(i))))
 			svc.Name, svc.Namespace = "normal-leader-master-0", "default"
 			svc.Annotations = m
-			node := fn.ServiceNode(svc)
+			node := fntest.ServiceNode(svc)
 			require.NoError(t, kio.ReconcileInternalAnnotations([]*yaml.RNode{node}, nodeAnnos))
 			var want bytes.Buffer
 			require.NoError(t, kio.ByteWriter{Writer: &want, KeepReaderAnnotations: true,
@@ -53,7 +54,7 @@ func TestKRMAnnotations(t *testing.T) {
 			if annos, ok := krmAnnotations(m, f); ok {
 				got, err = encodeServiceItem(nil, svc, annos)
 			} else {
-				got, err = exactServiceItem(nil, fn.ServiceNode(svc), nodeAnnos)
+				got, err = exactServiceItem(nil, svc, nodeAnnos)
 			}
 			require.NoError(t, err)
 			assert.Equal(t, strings.TrimPrefix(want.String(), "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"),
