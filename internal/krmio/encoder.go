@@ -245,7 +245,7 @@ func serviceNode(svc *corev1.Service, annotations []annotation) (*yaml.RNode, er
 	w := serviceWriter{ok: true, parse: true}
 	w.service(svc, annotations, "")
 	if !w.ok {
-		return nil, fmt.Errorf("Service %s/%s: a string kyaml does not write on one line in double quotes", svc.Namespace, svc.Name)
+		return nil, fmt.Errorf("generated Service %s/%s holds a string kyaml does not write on one line in double quotes", svc.Namespace, svc.Name)
 	}
 	doc, err := yaml.Parse(string(w.buf))
 	if err != nil {
