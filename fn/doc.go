@@ -7,9 +7,10 @@
 // else passes through. Every action and every error is a result, built by
 // the constructors in results.go.
 //
-// ServiceNode is the reference encoder the fast writer (internal/krmio)
-// must match; the tests run the package as a kyaml function
-// (fntest.Processor, through framework.Execute) for their reference.
+// It builds no yaml node of a generated Service: internal/krmio writes each
+// one. The tests run the package as a kyaml function (fntest.Processor,
+// through framework.Execute, every Service a node: fntest.ServiceNode) for
+// their reference.
 //
 // It has no stdin, stdout, files or exit codes: those are the command
 // line's (internal/cli). Of this module it imports only render, and nothing

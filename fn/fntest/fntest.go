@@ -27,7 +27,7 @@ func GoldenCases(t testing.TB, dir string) []string {
 // Processor is the KRM function as a kyaml function is written, the
 // reference the binary's KRM mode is compared with: a
 // framework.ResourceListProcessor over items held in memory, each generated
-// Service a node (fn.WithServiceNodes), handed to framework.Execute and
+// Service a node (WithServiceNodes), handed to framework.Execute and
 // kio.ByteWriter to reconcile and write. On any error it leaves rl.Items
 // as they came and returns the results.
 type Processor struct {
@@ -51,7 +51,7 @@ func (p Processor) Process(rl *framework.ResourceList) error {
 	if results.ExitCode() != 0 {
 		return rl.Results
 	}
-	rl.Items = fn.WithServiceNodes(kept, out.Services())
+	rl.Items = WithServiceNodes(kept, out.Services())
 	return nil
 }
 

@@ -25,8 +25,8 @@ func TestRenderErrorsAreShortAndNameThePlace(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "multi.yaml"), []byte(multi), 0o644))
 	_, stderr, err = runRenderTest(t, RenderOptions{Paths: []string{filepath.Join(dir, "multi.yaml")}}, "")
 	require.ErrorIs(t, err, ErrFailed)
-	assert.Equal(t, "error: "+filepath.Join(dir, "multi.yaml")+": document 2 (line 10): malformed YAML: did not find expected node content\n", stderr,
-		"the file's line of the fault, where go-yaml names the document's (5), and no library's type name")
+	assert.Equal(t, "error: "+filepath.Join(dir, "multi.yaml")+": document 2 (line 6): yaml: line 9: did not find expected node content\n", stderr,
+		"where the document starts, then go-yaml's words naming the file's line (its parser counts from 0: the fault is on line 10), not the document's (4), and no library's type name")
 }
 
 // --max-document-nodes refuses a document before parsing it.

@@ -103,11 +103,7 @@ func writeResults(rw *kio.ByteReadWriter, results fn.Results) error {
 	if !slices.Contains(resourceListVersions, apiVersion) {
 		apiVersion = kio.ResourceListAPIVersion
 	}
-	b, err := yaml.Marshal(results.Framework())
-	if err != nil {
-		return err
-	}
-	node, err := yaml.Parse(string(b))
+	node, err := krmio.ResultsNode(results.Framework())
 	if err != nil {
 		return err
 	}

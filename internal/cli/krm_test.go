@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"fmt"
-	"github.com/fedlearner/flapp-services/fn/fntest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fedlearner/flapp-services/fn/fntest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
@@ -395,6 +395,23 @@ func TestKRMAliasedMetadataIsRefusedAsByKyaml(t *testing.T) {
 		require.ErrorIs(t, RunKRM(strings.NewReader(input), &out, &stderr), ErrFailed)
 		assert.Contains(t, stderr.String(), "error: input is not a readable ResourceList: "+want+": kyaml, which reads and writes the ResourceList of every KRM function, annotates each item's metadata and cannot annotate an alias")
 		assert.NotContains(t, stderr.String(), "AliasNode")
+		assert.Contains(t, out.String(), "severity: error")
+	}
+}
+
+// TestKRMMalformedInputInGoYAMLsWords: a ResourceList go-yaml cannot parse
+// is refused with go-yaml's own message, kyaml's wrapping (its
+// MalformedYAMLError prefix) taken off; the answer is an error result.
+// go-yaml's parser names its lines from 0: the fault on line 6 reads "line 5".
+func TestKRMMalformedInputInGoYAMLsWords(t *testing.T) {
+	head := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"
+	for input, want := range map[string]string{
+		head + "- apiVersion: v1\n  kind: ConfigMap\n  data: {x: [}\n": "yaml: line 5: did not find expected node content",
+		head + "- apiVersion: v1\n  kind: ConfigMap\n  data: *x\n":     "yaml: unknown anchor 'x' referenced",
+	} {
+		var out, stderr bytes.Buffer
+		require.ErrorIs(t, RunKRM(strings.NewReader(input), &out, &stderr), ErrFailed)
+		assert.Equal(t, "error: input is not a readable ResourceList: "+want+"\n", stderr.String())
 		assert.Contains(t, out.String(), "severity: error")
 	}
 }

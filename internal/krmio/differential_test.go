@@ -3,7 +3,6 @@ package krmio_test
 import (
 	"bytes"
 	"fmt"
-	"github.com/fedlearner/flapp-services/fn/fntest"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fedlearner/flapp-services/fn"
+	"github.com/fedlearner/flapp-services/fn/fntest"
 	"github.com/fedlearner/flapp-services/internal/cli"
 	"github.com/fedlearner/flapp-services/internal/krmio"
 	"github.com/stretchr/testify/assert"
@@ -94,7 +94,7 @@ func referenceRender(t *testing.T, dir string) run {
 	var buf bytes.Buffer
 	w := kio.ByteWriter{Writer: &buf, ClearAnnotations: []string{
 		kioutil.PathAnnotation, kioutil.IndexAnnotation, kioutil.LegacyPathAnnotation, kioutil.LegacyIndexAnnotation}}
-	require.NoError(t, w.Write(fn.WithServiceNodes(kept, out.Services())))
+	require.NoError(t, w.Write(fntest.WithServiceNodes(kept, out.Services())))
 	return run{out: buf.String()}
 }
 

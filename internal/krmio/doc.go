@@ -13,8 +13,6 @@
 //     annotations its reader sets (the file, the document's index, its
 //     sequence indentation) are not written into the node to be cleared
 //     again: the caller knows the file, and Document carries the rest;
-//   - go.yaml.in/yaml/v3 v3.0.5's parser errors, which count lines from 0
-//     (parserProblems), so a message names the line of the fault;
 //   - kio.ByteWriter.Write, the ResourceList branch with
 //     KeepReaderAnnotations: writeResourceList; the stream branch with
 //     ClearAnnotations: StreamWriter;
@@ -40,8 +38,12 @@
 // its items as kyaml does, aliases kept (the ResourceList stays one
 // document), and gives fn the items' copies to read.
 //
-// fn.ServiceNode is the reference encoder: the fast encoder must write
-// exactly what kyaml writes for that node.
+// The fast encoder (encoder.go) is the only encoder of a generated Service:
+// where a Service goes to kyaml as a node (a path the fast encoder does not
+// take, or a string it leaves to kyaml), the node is its bytes for that
+// Service, parsed (serviceNode). The tests' reference is fntest.ServiceNode,
+// the node a kyaml function would build: the fast encoder must write exactly
+// what kyaml writes for it, and kyaml must write serviceNode's node the same.
 //
 // The rule: a kyaml or go-yaml upgrade must keep this package's
 // differential tests and FuzzFastKRM green (go test ./internal/krmio;
@@ -50,7 +52,7 @@
 // with framework.Execute of the function written as a kyaml function
 // (fntest.Processor), render mode with kio's reader, fn and kio.ByteWriter.
 // If they cannot be made green, the writers hand every node to kyaml as
-// those references do (fn.WithServiceNodes, rw.Write, kio.ByteWriter): the
+// those references do (withServiceNodes, rw.Write, kio.ByteWriter): the
 // output stays kyaml's, only slower and held whole (DEVELOPMENT.md).
 //
 // Its own parts, which mirror nothing: spool.go and chunk.go (where the
@@ -58,7 +60,7 @@
 // names the versions mirrored and their license; a test fails when
 // go.mod moves past them.
 //
-// Of this module it imports only fn (for ServiceNode and Output) and
+// Of this module it imports only fn (for Output and Origin) and
 // internal/yamlnodes (to bound a document's nodes); never internal/cli, which
 // drives it. Its differential tests, in package
 // krmio_test, drive it through internal/cli.

@@ -3,11 +3,11 @@ package krmio
 import (
 	"bytes"
 	"fmt"
-	"github.com/fedlearner/flapp-services/fn"
 	"math/rand"
 	"strings"
 	"testing"
 
+	"github.com/fedlearner/flapp-services/fn/fntest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -18,15 +18,15 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// kyamlDoc is kyaml's encoding of fn.ServiceNode(svc) as a document of a stream.
+// kyamlDoc is kyaml's encoding of fntest.ServiceNode(svc) as a document of a stream.
 func kyamlDoc(t *testing.T, svc *corev1.Service) string {
 	t.Helper()
-	b, err := appendEncoded(nil, fn.ServiceNode(svc).Document())
+	b, err := appendEncoded(nil, fntest.ServiceNode(svc).Document())
 	require.NoError(t, err)
 	return string(b)
 }
 
-// kyamlItem is kyaml's encoding of fn.ServiceNode(svc) as the only item of a
+// kyamlItem is kyaml's encoding of fntest.ServiceNode(svc) as the only item of a
 // ResourceList, as framework.Execute writes it (KRM mode keeps the reader
 // annotations), without the ResourceList's first three lines.
 func kyamlItem(t *testing.T, svc *corev1.Service) string {
@@ -34,7 +34,7 @@ func kyamlItem(t *testing.T, svc *corev1.Service) string {
 	var buf bytes.Buffer
 	w := kio.ByteWriter{Writer: &buf, KeepReaderAnnotations: true,
 		WrappingKind: kio.ResourceListKind, WrappingAPIVersion: kio.ResourceListAPIVersion}
-	require.NoError(t, w.Write([]*yaml.RNode{fn.ServiceNode(svc)}))
+	require.NoError(t, w.Write([]*yaml.RNode{fntest.ServiceNode(svc)}))
 	head := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"
 	require.True(t, strings.HasPrefix(buf.String(), head), buf.String())
 	return strings.TrimPrefix(buf.String(), head)
@@ -64,6 +64,12 @@ func checkService(t *testing.T, svc *corev1.Service) bool {
 	} else {
 		assert.Equal(t, "prefix", string(fastDoc), "a failed append leaves the buffer as it was")
 	}
+	// The node the fallbacks hand to kyaml: the fast encoder's bytes, parsed.
+	node, err := serviceNode(svc, annos)
+	require.NoError(t, err)
+	viaNode, err := appendEncoded(nil, node.Document())
+	require.NoError(t, err)
+	assert.Equal(t, wantDoc, string(viaNode), "kyaml's encoding of serviceNode(%+v)", svc)
 	return okDoc
 }
 
@@ -79,8 +85,8 @@ var trickyStrings = []string{
 	"1e345678-1234-1234-1234-123456789abc", "0c8a5f2e-7b1d-4c3a-9e8f-1a2b3c4d5e6f", "12345678-1234-1234-1234-123456789abg",
 	"a b", "-a", "- a", "a-", "a: b", "a:b", "a #b", "#a", "a#b", "&a", "*a", "!a", "|a", ">a", "'a", "\"a", "%a", "@a", "`a",
 	"[a]", "{a}", "a,b", "?a", ":a", "a:", "---", "...", "<<", "=", "_a", "/a", ".a", "a/b.c_d-e",
-	" lead", "trail ", "multi\nline", "tab\tin", "é", "naïve", "日本", "\x01", "a\\b",
-	strings.Repeat("k", 128), strings.Repeat("k", 129), strings.Repeat("long-value-", 20),
+	" lead", "trail ", "multi\nline", "\nlead", " lead\nx", "a\n\n", "x\u2028y", "'q'\n", "tab\tin", "é", "naïve", "日本", "\x01", "a\\b",
+	strings.Repeat("k", 128), strings.Repeat("k", 129), strings.Repeat("k", 1100), strings.Repeat("long-value-", 20),
 	"default", "team-1", "leader", "worker", "flapp-port", "fedlearner.k8s.io/v1alpha1", "FLApp",
 	"app.kubernetes.io/managed-by", "internal.config.kubernetes.io/path", "apps/normal.services.yaml",
 }

@@ -278,29 +278,29 @@ func TestReadDocumentsRefusesAnAliasBombAcrossItems(t *testing.T) {
 	assert.ErrorContains(t, err, "--max-document-nodes")
 }
 
-// TestReadDocumentsUnknownAnchorNamesItsLine: an alias to an anchor of
+// TestReadDocumentsUnknownAnchorNamesItsDocument: an alias to an anchor of
 // another document (anchors never cross "---"), or to one defined after it,
-// names the file's line of the alias and why, not kyaml's error type.
-func TestReadDocumentsUnknownAnchorNamesItsLine(t *testing.T) {
+// is refused in go-yaml's words, which name no line, at the document's
+// first line.
+func TestReadDocumentsUnknownAnchorNamesItsDocument(t *testing.T) {
 	for name, tc := range map[string]struct {
-		data      string
-		index     int
-		start, at int
-		alias     string
+		data  string
+		index int
+		start int
+		alias string
 	}{
-		"another document's anchor": {"a: &p 1\nb: 2\n---\nc: 3\nd:\n  e: *p\n", 1, 4, 6, "p"},
-		"defined after":             {"a: 1\n---\nb: [*q, x]\nc: &q 2\n", 1, 3, 3, "q"},
-		"in flow, first document":   {"x: {y: *r}\n", 0, 1, 1, "r"},
-		"a prefix of another alias": {"a: &p 1\n---\nb: &pp 1\nc: *pp\nd: [*pp, *p]\n", 1, 3, 5, "p"},
+		"another document's anchor": {"a: &p 1\nb: 2\n---\nc: 3\nd:\n  e: *p\n", 1, 4, "p"},
+		"defined after":             {"a: 1\n---\nb: [*q, x]\nc: &q 2\n", 1, 3, "q"},
+		"in flow, first document":   {"x: {y: *r}\n", 0, 1, "r"},
+		"a prefix of another alias": {"a: &p 1\n---\nb: &pp 1\nc: *pp\nd: [*pp, *p]\n", 1, 3, "p"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := readAll(t, tc.data, noLimits)
 			var de *fn.InputError
 			require.ErrorAs(t, err, &de)
-			assert.Equal(t, fn.Origin{File: "f.yaml", Document: tc.index + 1, Line: tc.at}, de.Origin, "the file's line of the alias")
-			assert.Equal(t, fmt.Sprintf("f.yaml: document %d (line %d): unknown anchor '%s' referenced: "+
-				"an alias names an anchor defined before it in the same document; anchors do not reach across documents (---)",
-				tc.index+1, tc.at, tc.alias), err.Error())
+			assert.Equal(t, fn.Origin{File: "f.yaml", Document: tc.index + 1, Line: tc.start}, de.Origin, "where the document starts")
+			assert.Equal(t, fmt.Sprintf("f.yaml: document %d (line %d): yaml: unknown anchor '%s' referenced",
+				tc.index+1, tc.start, tc.alias), err.Error())
 		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/fedlearner/flapp-services/fn"
+	corev1 "k8s.io/api/core/v1"
 	kerrors "sigs.k8s.io/kustomize/kyaml/errors"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -39,18 +40,14 @@ func ReadResourceList(rw *kio.ByteReadWriter) (*ResourceList, error) {
 	return &ResourceList{rw: rw, Items: items, nodeAnnos: nodeAnnos}, nil
 }
 
-// readFault is why rw.Read failed, in go-yaml's words without kyaml's
-// wrapping ("MalformedYAMLError: yaml: line 5: ..." reads "line 5:
-// malformed YAML: ..."): the innermost error.
+// readFault is why rw.Read failed, as its innermost error says it: go-yaml's
+// own message, without kyaml's wrapping (a MalformedYAMLError prefix and a
+// stack).
 func readFault(err error) string {
 	for inner := errors.Unwrap(err); inner != nil; inner = errors.Unwrap(err) {
 		err = inner
 	}
-	f := newYAMLFault("", err)
-	if f.msg == err.Error() {
-		return f.msg // not go-yaml's
-	}
-	return fmt.Sprintf("line %d: %s", f.line, f.msg)
+	return err.Error()
 }
 
 // aliasedMetadata says which item kio could not annotate because it, or its
@@ -74,19 +71,20 @@ func aliasedMetadata(items []*yaml.RNode) error {
 }
 
 // Write is the second half of framework.Execute for a processor that set
-// rl.Items = fn.WithServiceNodes(kept, out.Services()) and rl.Results =
-// results, byte for byte, with the Services written by the fast encoder one
-// at a time as the frame around them streams out: nothing proportional to
-// the output is held. With a nil out (a failed run) the items are written as
-// kept, which is then rl.Items as they came.
+// rl.Items to kept followed by a node for each Service of out and rl.Results
+// to results, byte for byte, with the Services written by the fast encoder
+// one at a time as the frame around them streams out: nothing proportional
+// to the output is held. With a nil out (a failed run) the items are written
+// as kept, which is then rl.Items as they came.
 func (rl *ResourceList) Write(kept []*yaml.RNode, out *fn.Output, results framework.Results) error {
 	rw := rl.rw
 	if out == nil || len(kept) == 0 {
-		var items []*yaml.RNode
+		items := kept
 		if out != nil {
-			items = fn.WithServiceNodes(kept, out.Services())
-		} else {
-			items = kept
+			var err error
+			if items, err = withServiceNodes(kept, out.Services()); err != nil {
+				return err
+			}
 		}
 		if err := rl.finish(items, results); err != nil {
 			return err
@@ -108,17 +106,33 @@ func (rl *ResourceList) finish(items []*yaml.RNode, results framework.Results) e
 		return err
 	}
 	if len(results) > 0 {
-		b, err := yaml.Marshal(results)
+		y, err := ResultsNode(results)
 		if err != nil {
-			return kerrors.Wrap(err)
-		}
-		y, err := yaml.Parse(string(b))
-		if err != nil {
-			return kerrors.Wrap(err)
+			return err
 		}
 		rl.rw.Results = y
 	}
 	return nil
+}
+
+// ResultsNode is the node framework.Execute makes of results: their text,
+// as kyaml's encoder writes it (indent 2, compact sequences), parsed. It is
+// not encoded straight into a node (yaml.Node.Encode): go.yaml.in/yaml/v3
+// v3.0.5 does that through its own text, at indent 4, where it writes a
+// sequence's string that starts with a line break, or with a space and
+// holds one, as a block scalar indented less than its indentation indicator
+// says, then loses the string or fails to parse it
+// (TestResultsWrittenAsExecuteWritesThem).
+func ResultsNode(results framework.Results) (*yaml.RNode, error) {
+	b, err := yaml.Marshal(results)
+	if err != nil {
+		return nil, kerrors.Wrap(err)
+	}
+	y, err := yaml.Parse(string(b))
+	if err != nil {
+		return nil, kerrors.Wrap(err)
+	}
+	return y, nil
 }
 
 // annotationFormat is which of the internal and the legacy path/index/id
@@ -186,7 +200,7 @@ func krmAnnotations(m map[string]string, f annotationFormat) (out []annotation, 
 	return slices.DeleteFunc(out, func(a annotation) bool { return drop(a.key) }), true
 }
 
-// writeResourceList writes what rw.Write(fn.WithServiceNodes(kept,
+// writeResourceList writes what rw.Write(withServiceNodes(kept,
 // out.Services())) writes after framework.Execute's reconciliation, in the
 // order the encoder would write that one document: the wrapper's
 // apiVersion and kind, then "items:" and each kept item, each encoded by an
@@ -198,7 +212,11 @@ func krmAnnotations(m map[string]string, f annotationFormat) (out []annotation, 
 // than the input's tree itself.
 func writeResourceList(rw *kio.ByteReadWriter, kept []*yaml.RNode, out *fn.Output, f annotationFormat, nodeAnnos map[string]map[string]string) error {
 	if rw.NoWrap || rw.WrappingKind == "" || rw.Style != 0 || len(kept) == 0 {
-		return rw.Write(fn.WithServiceNodes(kept, out.Services()))
+		items, err := withServiceNodes(kept, out.Services())
+		if err != nil {
+			return err
+		}
+		return rw.Write(items)
 	}
 	// ByteWriter.Write, wrapping branch, with KeepReaderAnnotations (the
 	// only setting KRM mode uses). It copies the nodes first so the
@@ -227,7 +245,7 @@ func writeResourceList(rw *kio.ByteReadWriter, kept []*yaml.RNode, out *fn.Outpu
 		if annos, ok := krmAnnotations(svc.Annotations, f); ok {
 			cw.buf, err = encodeServiceItem(cw.buf, svc, annos)
 		} else {
-			cw.buf, err = exactServiceItem(cw.buf, fn.ServiceNode(svc), nodeAnnos)
+			cw.buf, err = exactServiceItem(cw.buf, svc, nodeAnnos)
 		}
 		if err != nil {
 			return err
@@ -264,9 +282,13 @@ func mapping(entries ...entry) *yaml.Node {
 	return m
 }
 
-// exactServiceItem reconciles one Service node with kio itself and encodes it
-// as a ResourceList item.
-func exactServiceItem(buf []byte, node *yaml.RNode, nodeAnnos map[string]map[string]string) ([]byte, error) {
+// exactServiceItem reconciles the node of one Service with kio itself and
+// encodes it as a ResourceList item.
+func exactServiceItem(buf []byte, svc *corev1.Service, nodeAnnos map[string]map[string]string) ([]byte, error) {
+	node, err := serviceNode(svc, sortedAnnotations(svc.Annotations))
+	if err != nil {
+		return buf, err
+	}
 	if err := kio.ReconcileInternalAnnotations([]*yaml.RNode{node}, nodeAnnos); err != nil {
 		return buf, err
 	}

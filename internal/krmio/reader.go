@@ -1,15 +1,12 @@
 package krmio
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"iter"
 	"math"
 	"regexp"
-	"strconv"
 	"strings"
-	"unsafe"
 
 	"github.com/fedlearner/flapp-services/fn"
 	"github.com/fedlearner/flapp-services/internal/yamlnodes"
@@ -60,10 +57,10 @@ func CountNodes(n *yaml.Node, limit int) int {
 // takes are held, with the document as written, to limits.MaxNodes, counted
 // before any is made.
 //
-// Its errors are *fn.InputError, complete: file, document and the file's
-// line of the fault (kyaml counts lines from the document's start). It
-// stops after the first error. It reads data in place: the caller must not change data
-// until the iteration ends.
+// Its errors are *fn.InputError, complete: file, document and the line it
+// starts on; a document go-yaml cannot parse fails with go-yaml's own
+// message, whose line is the file's (parseError). It stops after the first
+// error.
 func ReadDocuments(data []byte, file string, limits ReadLimits) iter.Seq2[Document, error] {
 	return func(yield func(Document, error) bool) {
 		// ByteReader.Read: Windows line ends replaced, split at document
@@ -94,14 +91,9 @@ func ReadDocuments(data []byte, file string, limits ReadLimits) iter.Seq2[Docume
 		for i := range values {
 			at := fn.Origin{File: file, Document: i + 1, Line: starts[i]}
 			fail := func(err error) { yield(Document{}, &fn.InputError{Origin: at, Err: err}) }
-			node, nodes, err := decodeDocument(values[i])
+			node, nodes, err := decodeDocument(values[i], starts[i])
 			if err == io.EOF {
 				continue
-			}
-			if fault, ok := err.(*yamlFault); ok {
-				at.Line += fault.line - 1
-				fail(fault)
-				return
 			}
 			if err != nil {
 				fail(err)
@@ -172,13 +164,13 @@ type ReadLimits struct {
 // annotations an object carries itself (kioutil.CopyLegacyAnnotations): the
 // writer clears the first two, and writes the id as kyaml does. It also
 // returns the document's nodes as written.
-func decodeDocument(value string) (*yaml.RNode, int, error) {
+func decodeDocument(value string, line int) (*yaml.RNode, int, error) {
 	node := &yaml.Node{}
 	if err := yaml.NewDecoder(strings.NewReader(value)).Decode(node); err != nil {
 		if err == io.EOF {
 			return nil, 0, io.EOF
 		}
-		return nil, 0, newYAMLFault(value, err)
+		return nil, 0, parseError(value, line, err)
 	}
 	if yaml.IsYNodeEmptyDoc(node) {
 		return nil, 0, nil
@@ -195,84 +187,19 @@ func decodeDocument(value string) (*yaml.RNode, int, error) {
 	return n, written, nil
 }
 
-// yamlFault is go.yaml.in/yaml/v3's error for a document it cannot parse,
-// with the line of the fault in the document (from 1; 1 when go-yaml names
-// none) taken out of the message, where go-yaml writes it.
-type yamlFault struct {
-	line int
-	msg  string
-}
-
-func (e *yamlFault) Error() string { return e.msg }
-
-// parserError is how go.yaml.in/yaml/v3 words its errors: "yaml: line N:
-// what", "yaml: what", or an unknown anchor, which names no line.
-var (
-	parserError   = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
-	unknownAnchor = regexp.MustCompile(`^unknown anchor '(.*)' referenced$`)
-)
-
-// parserProblems are the problems go.yaml.in/yaml/v3 v3.0.5's parser
-// (parserc.go) reports; the scanner reports the others. Its fail() names a
-// scanner error's line from 1, but a parser error's from 0 (the mark as it
-// is): one less than the line of the fault, and no line on the first.
-var parserProblems = map[string]bool{
-	"did not find expected ',' or ']'": true, "did not find expected ',' or '}'": true,
-	"did not find expected '-' indicator": true, "did not find expected <document start>": true,
-	"did not find expected <stream-start>": true, "did not find expected key": true,
-	"did not find expected node content": true, "found duplicate %TAG directive": true,
-	"found duplicate %YAML directive": true, "found incompatible YAML document": true,
-	"found undefined tag handle": true,
-}
-
-// newYAMLFault reads go-yaml's err about the document value.
-func newYAMLFault(value string, err error) *yamlFault {
-	f := &yamlFault{line: 1, msg: err.Error()}
-	m := parserError.FindStringSubmatch(f.msg)
-	if m == nil {
-		return f
+// parseError is go-yaml's own error for the document value, which starts on
+// the file's line: the document was parsed alone, so any line go-yaml names
+// counts from the document's first line. Parsed again behind line-1 empty
+// lines, which YAML reads as nothing, it fails the same way, naming the
+// file's line. That second parse costs only a failed read.
+func parseError(value string, line int, err error) error {
+	if line <= 1 {
+		return err
 	}
-	if m[1] != "" {
-		f.line, _ = strconv.Atoi(m[1])
-		if parserProblems[m[2]] {
-			f.line++
-		}
-		// A fault found at the end (an unclosed [) is on the last line.
-		if last := strings.Count(strings.TrimSuffix(value, "\n"), "\n") + 1; value != "" && f.line > last {
-			f.line = last
-		}
+	if again := yaml.NewDecoder(strings.NewReader(strings.Repeat("\n", line-1) + value)).Decode(&yaml.Node{}); again != nil {
+		return again
 	}
-	f.msg = "malformed YAML: " + m[2]
-	if a := unknownAnchor.FindStringSubmatch(m[2]); a != nil {
-		// An anchor holds only from where it is defined to the end of its
-		// document.
-		if line := aliasLine(value, a[1]); line > 0 {
-			f.line = line
-		}
-		f.msg = m[2] + ": an alias names an anchor defined before it in the same document; anchors do not reach across documents (---)"
-	}
-	return f
-}
-
-// aliasLine is the line, from 1, of the first *name in value that stands
-// where a node does (after a blank, a line start or a flow indicator, and
-// ending the name), or 0.
-func aliasLine(value, name string) int {
-	token := "*" + name
-	for at := 0; ; {
-		i := strings.Index(value[at:], token)
-		if i < 0 {
-			return 0
-		}
-		i += at
-		end := i + len(token)
-		before := i == 0 || strings.IndexByte(" \t\n[{,", value[i-1]) >= 0
-		after := end == len(value) || strings.IndexByte(" \t\r\n,]}", value[end]) >= 0
-		if before && after {
-			return 1 + strings.Count(value[:i], "\n")
-		}
-		at = i + 1
-	}
+	return err
 }
 
 // notAnObject says what a document that cannot carry annotations is, where
@@ -286,14 +213,10 @@ func notAnObject(n *yaml.RNode, err error) error {
 }
 
 // text is the input as kio's ByteReader.Read has it, Windows line ends
-// replaced. kio copies it; here, when there is nothing to replace, it is the
-// caller's bytes, which are not changed while the documents are read: that
-// saves a copy of up to a whole file (--max-file-size) for as long as its
-// documents are read.
+// replaced. Like kio, it copies data: a second copy of up to a whole file
+// (--max-file-size) is held while its documents are read, the price of
+// reading the caller's bytes without package unsafe.
 func text(data []byte) string {
-	if !bytes.Contains(data, []byte("\r\n")) {
-		return unsafe.String(unsafe.SliceData(data), len(data))
-	}
 	return strings.ReplaceAll(string(data), "\r\n", "\n")
 }
 

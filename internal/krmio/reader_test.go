@@ -144,16 +144,19 @@ func FuzzNodeBound(f *testing.F) {
 	})
 }
 
-// TestDocumentErrorsNameTheFileLine: kyaml counts a parse error's line from
-// its document's start; the error names the document and the file's line.
+// TestDocumentErrorsNameTheFileLine: a document go-yaml cannot parse is
+// named by its file, its index and the line it starts on, followed by
+// go-yaml's own message, whose line is the file's although the document was
+// parsed alone (go-yaml would count from its first line, 6).
 func TestDocumentErrorsNameTheFileLine(t *testing.T) {
 	data := []byte("a: 1\n---\nb: 2\nc: 3\n---\n# three\nd: 4\ne: [\n")
 	err := readObjects(data, "f.yaml", ReadLimits{MaxNodes: 1 << 30, MaxDocuments: 1 << 30}, func(fn.Object) error { return nil })
 	require.Error(t, err)
 	var de *fn.InputError
 	require.ErrorAs(t, err, &de)
-	assert.Equal(t, fn.Origin{File: "f.yaml", Document: 3, Line: 8}, de.Origin, "the file's line of the fault (e: [, found at the end), where go-yaml names the document's, from 0")
-	assert.Equal(t, "f.yaml: document 3 (line 8): malformed YAML: did not find expected node content", err.Error(), "no library's type name")
+	assert.Equal(t, fn.Origin{File: "f.yaml", Document: 3, Line: 6}, de.Origin, "where the document starts")
+	assert.Equal(t, "f.yaml: document 3 (line 6): yaml: line 8: did not find expected node content", err.Error(),
+		"go-yaml's words, naming the file's line of the fault (e: [, found at the end)")
 
 	err = readObjects([]byte("a: 1\n---\n[a, b, c, d, e, f, g]\n"), "f.yaml", ReadLimits{MaxNodes: 10, MaxDocuments: 10}, func(fn.Object) error { return nil })
 	require.ErrorAs(t, err, &de)

@@ -14,8 +14,8 @@ const (
 	formQuoted         // in double quotes, no escapes needed
 )
 
-// scalarForm says how kyaml's encoder writes the !!str node fn.ServiceNode
-// makes for s: double-quoted when yaml.IsValueNonString(s) (a plain s would
+// scalarForm says how kyaml's encoder writes the !!str node kyaml's setters
+// make for s (stringNode): double-quoted when yaml.IsValueNonString(s) (a plain s would
 // be another type in YAML 1.1), otherwise as yaml.v3 writes a string of no
 // style (plainly, unless YAML 1.2 resolves it to another type, then
 // double-quoted, or the emitter cannot write it plainly).
@@ -128,8 +128,15 @@ var scalarMemo struct {
 
 const scalarMemoMax = 1 << 16
 
+// oneLine says whether the emitter's out, ending in its line break, is one
+// line: go.yaml.in/yaml/v3 also breaks lines at NEL, LS and PS, writing
+// the next line's indentation after them.
+func oneLine(out string) bool {
+	return strings.Count(out, "\n") == 1 && !strings.ContainsAny(out, "\u0085\u2028\u2029")
+}
+
 // kyamlScalar is how kyaml's encoder writes the string s as a mapping key
-// or value, as fn.ServiceNode makes its node (stringNode: double-quoted when
+// or value, as kyaml's setters make its node (stringNode: double-quoted when
 // yaml.IsValueNonString; single: a value node in single-quoted style, as
 // SetAnnotation makes), found by encoding a one-entry mapping. The encoder's line width
 // is unlimited, so a scalar written on one line is written the same at any
@@ -159,7 +166,7 @@ func kyamlScalar(s string, key, single bool) (string, bool) {
 		if key {
 			prefix, suffix = "", ": v\n"
 		}
-		if strings.HasPrefix(out, prefix) && strings.HasSuffix(out, suffix) && strings.Count(out, "\n") == 1 && !strings.HasPrefix(out, "? ") {
+		if strings.HasPrefix(out, prefix) && strings.HasSuffix(out, suffix) && oneLine(out) && !strings.HasPrefix(out, "? ") {
 			text = out[len(prefix) : len(out)-len(suffix)]
 		}
 	}

@@ -21,7 +21,7 @@ var readerAnnotations = []string{
 }
 
 // StreamWriter writes a render: what kio.ByteWriter{Writer: w,
-// ClearAnnotations: the reader annotations}.Write(fn.WithServiceNodes(kept,
+// ClearAnnotations: the reader annotations}.Write(withServiceNodes(kept,
 // out.Services())) writes, a multi-document YAML stream. Each kept object is
 // encoded by kyaml's encoder as it is added, into a spool (memory, then a
 // private temporary file), so no object's tree outlives its Add; WriteTo
@@ -116,7 +116,11 @@ func (w *StreamWriter) WriteTo(dst io.Writer, out *fn.Output) error {
 	}
 	if w.kept == 0 {
 		// Services alone cannot happen: they come from kept FLApps.
-		return kio.ByteWriter{Writer: dst}.Write(fn.WithServiceNodes(nil, out.Services()))
+		items, err := withServiceNodes(nil, out.Services())
+		if err != nil {
+			return err
+		}
+		return kio.ByteWriter{Writer: dst}.Write(items)
 	}
 	if w.first.Node != nil {
 		if err := w.encode(w.first); err != nil {

@@ -1,4 +1,4 @@
-package fn
+package fntest
 
 import (
 	"iter"
@@ -21,11 +21,11 @@ func WithServiceNodes(items []*yaml.RNode, services iter.Seq[*corev1.Service]) [
 	return nodes
 }
 
-// ServiceNode is the reference encoder: the yaml node of a generated Service,
-// with a fixed field order (that of the Kubernetes Go types) and sorted maps,
-// so the bytes of a render never depend on map iteration. Only the fields
-// package render sets exist. The fast writer (internal/krmio) writes
-// exactly what kyaml's encoder writes for this node.
+// ServiceNode is the tests' reference for a generated Service: the yaml node
+// a kyaml function would build, with a fixed field order (that of the
+// Kubernetes Go types) and sorted maps. Only the fields package render sets
+// exist. The fast encoder (internal/krmio), the only one the binary has,
+// must write exactly what kyaml's encoder writes for this node.
 //
 // Every string that a YAML 1.1 reader (sigs.k8s.io/yaml: kubectl, Argo CD,
 // Helm) would take for another type, such as a namespace "on" or a port
