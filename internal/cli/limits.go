@@ -92,7 +92,7 @@ var Limits = []Limit{
 	{"Services per run", countString(fn.DefaultMaxServices), "--max-services", "maxServices",
 		"fn.Run.Finish: replica counts added up, before any Service is built"},
 	{"Services of entries before the root's last", countString(maxServicesInPlace), "", "",
-		"internal/cli (render mode): as each flapp-services entry of a kustomization build that is not the root's last transformer adds its Services to the build's resource map, whose Append compares each with every other"},
+		"internal/cli (render mode): as each flapp-services entry of a kustomization build that is not the root's last transformer adds its Services to the build, where kustomize's later steps compare objects pairwise"},
 	{"Services per FLApp", countString(render.DefaultMaxServicesPerFLApp), "", "maxServicesPerFLApp",
 		"render.NewPlan: the FLApp's replica counts, before any Service is built"},
 	{"--check file", repofs.Size(checkCeiling), "", "",

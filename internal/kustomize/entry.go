@@ -12,6 +12,7 @@ import (
 
 	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/resource"
+	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/resid"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -263,22 +264,21 @@ func (p *entryPlugin) Transform(m resmap.ResMap) error {
 			appended = append(appended, r)
 		}
 	}
-	// Through ResMap's public methods, as UpdateResMapValues would leave
-	// it: what the entry no longer lists is emptied, and kustomize drops
-	// it after the transformer, as after each (DropEmpties); what it adds
-	// is appended, each Append scanning the whole map (maxServicesInPlace,
-	// in internal/cli, bounds how many).
-	for _, res := range resources {
-		if !listed[res.CurId()] {
-			res.SetYNode(&yaml.Node{Kind: yaml.MappingNode})
+	// The list as UpdateResMapValues would leave it, set in one pass by
+	// ResMap.ApplyFilter, kustomize's public way for a filter to drop,
+	// keep and add objects (each Append would scan the whole map).
+	return m.ApplyFilter(kio.FilterFunc(func([]*yaml.RNode) ([]*yaml.RNode, error) {
+		list := make([]*yaml.RNode, 0, len(resources)+len(appended))
+		for _, res := range resources {
+			if listed[res.CurId()] {
+				list = append(list, &res.RNode)
+			}
 		}
-	}
-	for _, r := range appended {
-		if err := m.Append(r); err != nil {
-			return p.run.fail(err)
+		for _, r := range appended {
+			list = append(list, &r.RNode)
 		}
-	}
-	return nil
+		return list, nil
+	}))
 }
 
 // entryDocument is a flapp-services entry as the build reads it: a builtin

@@ -432,7 +432,7 @@ func TestKustomizeInternals(t *testing.T) {
 }
 
 // An entry's Transform leaves the resource map as UpdateResMapValues
-// would, through ResMap's public methods: an object it no longer lists is
+// would, through ResMap.ApplyFilter: an object it no longer lists is
 // dropped, one it makes anew in place of one it does not keep takes that
 // one's place, one it adds is appended.
 func TestEntryTransformThroughPublicMethods(t *testing.T) {
