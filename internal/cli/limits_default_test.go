@@ -26,22 +26,23 @@ func TestLimitsHoldAtTheirDefaults(t *testing.T) {
 		"echoed message":     echoedMessageAtDefault,
 	}
 	elsewhere := map[string]string{
-		"file size":                                  "internal/repofs TestDefaultCeilings (8Mi and 8Mi+1)",
-		"input size":                                 "internal/repofs TestDefaultCeilings (32Mi and 32Mi+1)",
-		"YAML nodes per document":                    "TestRenderHelpShowsTheLimits (the default) and krmio's reader tests (a ceiling and one past it)",
-		"YAML nodes per object":                      "TestRenderHelpShowsTheLimits and TestMaxObjectNodes",
-		"objects":                                    "TestRenderHelpShowsTheLimits and TestMaxObjectsBoundary",
-		"kustomization builds":                       "TestRenderHelpShowsTheLimits and internal/kustomize TestMaxBuildsBoundary",
-		"kustomize build cost":                       "TestRenderHelpShowsTheLimits and internal/kustomize TestScanCost",
-		"kustomize build output":                     "TestRenderHelpShowsTheLimits and internal/kustomize TestMaxOutputBoundary",
-		"kustomize build time":                       "TestRenderHelpShowsTheLimits and internal/kustomize TestRunStopsAtItsDeadline",
+		"file size":                    "internal/repofs TestDefaultCeilings (8Mi and 8Mi+1)",
+		"input size":                   "internal/repofs TestDefaultCeilings (32Mi and 32Mi+1)",
+		"YAML nodes per document":      "TestRenderHelpShowsTheLimits (the default) and krmio's reader tests (a ceiling and one past it)",
+		"YAML nodes per object":        "TestRenderHelpShowsTheLimits and TestMaxObjectNodes",
+		"objects":                      "TestRenderHelpShowsTheLimits and TestMaxObjectsBoundary",
+		"kustomization builds":         "TestRenderHelpShowsTheLimits and internal/kustomize TestMaxBuildsBoundary",
+		"kustomize build cost":         "TestRenderHelpShowsTheLimits and internal/kustomize TestScanCost",
+		"kustomize build output":       "TestRenderHelpShowsTheLimits and internal/kustomize TestMaxOutputBoundary",
+		"kustomize build time":         "TestRenderHelpShowsTheLimits and internal/kustomize TestRunStopsAtItsDeadline",
+		"memory, hard (render)":        "TestRenderHelpShowsTheLimits (the default) and test/integration/untrusted TestMemoryCeilingStopsTheRender (a render stopped at a lowered ceiling; the default passes)",
+		"CPU time (render)":            "TestRenderHelpShowsTheLimits (the default) and test/integration/untrusted TestMemoryCeilingStopsTheRender (a render stopped at a lowered ceiling)",
+		"heap, soft (render mode)":     "a soft limit: nothing fails past it (bench/run's memory budgets)",
+		"heap, soft (kustomize build)": "a soft limit: nothing fails past it",
+		"heap, soft (discover)":        "a soft limit: nothing fails past it",
+		"render spool in memory":       "krmio's spool tests: past it the render waits in a file, the output the same",
+
 		"Services of entries before the root's last": "TestRenderBuildBoundsTheServicesInPlace (the ceiling renders, two past it is refused)",
-		"memory, hard (render)":                      "TestRenderHelpShowsTheLimits (the default) and test/integration/untrusted TestMemoryCeilingStopsTheRender (a render stopped at a lowered ceiling; the default passes)",
-		"CPU time (render)":                          "TestRenderHelpShowsTheLimits (the default) and test/integration/untrusted TestMemoryCeilingStopsTheRender (a render stopped at a lowered ceiling)",
-		"heap, soft (render mode)":                   "a soft limit: nothing fails past it (bench/run's memory budgets)",
-		"heap, soft (kustomize build)":               "a soft limit: nothing fails past it",
-		"heap, soft (discover)":                      "a soft limit: nothing fails past it",
-		"render spool in memory":                     "krmio's spool tests: past it the render waits in a file, the output the same",
 	}
 	// Not held at their boundary by any test yet: named here so that the
 	// gap is seen, not hidden.
