@@ -78,9 +78,6 @@ type Entries interface {
 type Object struct {
 	Node *yaml.RNode
 	File string
-	// Key is the object through the rest of the build: the same object,
-	// however transformed, has the same Key in Check.
-	Key ObjectKey
 }
 
 // Late is the objects the root's last entry adds.
@@ -91,9 +88,6 @@ type Late interface {
 	// annotations given added to its own.
 	Append(buf []byte, i int, labels, annotations map[string]string) ([]byte, error)
 }
-
-// ObjectKey identifies an object of a build.
-type ObjectKey struct{ res *resource.Resource }
 
 // running holds the builds running now, by key: an entry's configuration
 // names its build there (the factory kustomize calls takes no argument).
@@ -186,7 +180,7 @@ func (p *entryPlugin) Transform(m resmap.ResMap) error {
 	resources := m.Resources()
 	objects := make([]Object, len(resources))
 	for i, res := range resources {
-		objects[i] = Object{Node: res.Copy(), File: p.run.build.fileOf(res), Key: ObjectKey{res}}
+		objects[i] = Object{Node: res.Copy(), File: p.run.build.fileOf(res)}
 	}
 	var keep []bool
 	var generated []*resource.Resource
