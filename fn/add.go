@@ -45,7 +45,7 @@ type objectRef = yaml.ResourceIdentifier
 // everything else does. Problems are recorded as results for Finish.
 func (r *Run) Add(obj Object) bool {
 	item, o := obj.Node, obj.Origin
-	if o.Rendered {
+	if o.BuildOutput {
 		r.addBuilt(item, o)
 		return true
 	}
@@ -112,7 +112,7 @@ func (r *Run) addFLApp(item *yaml.RNode, o Origin, apiVersion string) {
 	f := &flapp{app: compact(app), ref: refOf(item), origin: o, path: fileAnnotation(item)}
 	key := objectKey{app.Namespace, app.Name}
 	byKey := r.byKey
-	if o.Rendered {
+	if o.BuildOutput {
 		byKey = r.builtByKey
 	}
 	if first := byKey[key]; first != nil {
@@ -121,7 +121,7 @@ func (r *Run) addFLApp(item *yaml.RNode, o Origin, apiVersion string) {
 		return
 	}
 	byKey[key] = f
-	if o.Rendered {
+	if o.BuildOutput {
 		r.builtFLApps = append(r.builtFLApps, f)
 		return
 	}

@@ -440,7 +440,7 @@ func TestPruneNamesTheTypeThatGenerates(t *testing.T) {
 // foreign Service, never replaced nor pruned.
 func TestRenderedObjects(t *testing.T) {
 	rendered := func(text string) Object {
-		return Object{Node: yaml.MustParse(text), Origin: Origin{File: "base/a.yaml", Build: "overlay", Rendered: true}}
+		return Object{Node: yaml.MustParse(text), Origin: Origin{File: "base/a.yaml", Build: "overlay", BuildOutput: true}}
 	}
 	run := func(objects ...Object) ([]bool, *Output, Results) {
 		r := NewRun()
@@ -478,7 +478,7 @@ func TestRenderedObjects(t *testing.T) {
 		require.Zero(t, results.ExitCode(), results.Error())
 		assert.Len(t, serviceNames(out), 2, other)
 	}
-	kept, _, results = run(app, Object{Origin: Origin{Rendered: true}})
+	kept, _, results = run(app, Object{Origin: Origin{BuildOutput: true}})
 	assert.Equal(t, []bool{true, true}, kept, "nothing to read in a rendered nil")
 	require.Zero(t, results.ExitCode(), results.Error())
 }

@@ -46,7 +46,7 @@ func builtObjects(t *testing.T, docs ...string) []Object {
 	for _, d := range docs {
 		node, err := yaml.Parse(d)
 		require.NoError(t, err)
-		objs = append(objs, Object{Node: node, Origin: Origin{File: "overlay/kustomization.yaml", Build: "overlay", Rendered: true}})
+		objs = append(objs, Object{Node: node, Origin: Origin{File: "overlay/kustomization.yaml", Build: "overlay", BuildOutput: true}})
 	}
 	return objs
 }

@@ -42,10 +42,11 @@ type Origin struct {
 	// other as the one before refers to it (../../base/kustomization.yaml);
 	// it stands for File.
 	Chain []string
-	// Rendered says that build ran flapp-services' own entries, at their
-	// places among its transformers: the object is output as it is, and a
-	// Service among them is not this run's to replace or prune.
-	Rendered bool
+	// BuildOutput says the object is the output of that build, which ran
+	// flapp-services' own entries at their places among its transformers:
+	// it is output as it is, and a Service among them is not this run's to
+	// replace or prune.
+	BuildOutput bool
 }
 
 // String names the origin for a message: "apps/a.yaml: document 2 (line

@@ -20,7 +20,7 @@ type Run struct {
 	previous map[objectKey]*previousService
 	results  Results
 
-	// What a build's output holds (Origin.Rendered): its FLApps and the
+	// What a build's output holds (Origin.BuildOutput): its FLApps and the
 	// Services flapp-services' entries generated for them, as its
 	// transformers left them, which Finish checks (fit.go).
 	builtFLApps []*flapp

@@ -99,12 +99,12 @@ func (e *buildEntries) Run(entry *kustomize.Function, config *yaml.RNode, object
 	return keep, services, nil
 }
 
-func (e *buildEntries) RunLast(entry *kustomize.Function, config *yaml.RNode, objects []kustomize.Object) ([]bool, kustomize.Late, error) {
+func (e *buildEntries) RunLast(entry *kustomize.Function, config *yaml.RNode, objects []kustomize.Object) ([]bool, kustomize.LastAdded, error) {
 	keep, out, err := e.run(entry, config, objects)
 	if err != nil {
 		return nil, nil, err
 	}
-	return keep, lateServices{out, out.Refs()}, nil
+	return keep, lastServices{out, out.Refs()}, nil
 }
 
 // run runs one entry over the build's objects at its place: which it
@@ -134,20 +134,20 @@ func (e *buildEntries) run(entry *kustomize.Function, config *yaml.RNode, object
 	return keep, out, nil
 }
 
-// lateServices are the Services of the root's last entry, made again one
+// lastServices are the Services of the root's last entry, made again one
 // at a time as the build's output is written.
-type lateServices struct {
+type lastServices struct {
 	out  *fn.Output
 	refs []fn.ServiceRef
 }
 
-func (l lateServices) Len() int { return len(l.refs) }
+func (l lastServices) Len() int { return len(l.refs) }
 
-func (l lateServices) ID(i int) resid.ResId {
+func (l lastServices) ID(i int) resid.ResId {
 	return resid.NewResIdWithNamespace(resid.Gvk{Version: "v1", Kind: "Service"}, l.refs[i].Name, l.refs[i].Namespace)
 }
 
-func (l lateServices) Append(buf []byte, i int, labels, annotations map[string]string) ([]byte, error) {
+func (l lastServices) Append(buf []byte, i int, labels, annotations map[string]string) ([]byte, error) {
 	svc := l.out.Service(l.refs[i])
 	maps.Copy(svc.Labels, labels)
 	maps.Copy(svc.Annotations, annotations)

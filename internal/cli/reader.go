@@ -55,7 +55,7 @@ func (in input) files() int {
 }
 
 // source is one file's bytes and where they came from: its File, and for a
-// build's output its Build and Rendered (the build ran flapp-services'
+// build's output its Build and BuildOutput (the build ran flapp-services'
 // entries: its objects are the render's output as they are, and its lines
 // are no file's).
 type source struct {
@@ -95,7 +95,7 @@ func (r *reader) read(in input, i int) (source, error) {
 		if err != nil {
 			return source{}, &fn.InputError{Origin: fn.Origin{File: in.build.File}, Err: err}
 		}
-		return source{origin: fn.Origin{File: in.build.File, Build: in.build.Dir, Rendered: true}, data: data}, nil
+		return source{origin: fn.Origin{File: in.build.File, Build: in.build.Dir, BuildOutput: true}, data: data}, nil
 	}
 	f := in.manifests[i]
 	data, err := r.ld.Read(f)
@@ -125,7 +125,7 @@ func (r *reader) file(src source, yield func(fn.Object, error) bool) bool {
 			return false
 		}
 		o := src.origin
-		if !o.Rendered {
+		if !o.BuildOutput {
 			o.Document, o.Line = doc.Index+1, doc.Line
 			if doc.Item >= 0 {
 				o.Listed, o.Item = true, doc.Item

@@ -179,14 +179,14 @@ func (b *Build) run(entries Entries) ([]byte, error) {
 	// the ceiling rather than after its whole text is held.
 	out := &outputBudget{max: b.limits.MaxOutput, objects: m.Size()}
 	var data []byte
-	if run.late == nil {
+	if run.lastAdded == nil {
 		for _, res := range m.Resources() {
 			if data, err = out.append(data, res); err != nil {
 				break
 			}
 		}
 	} else {
-		data, err = b.writeWithLate(m.Resources(), run, run.replaced, out)
+		data, err = b.writeInOrder(m.Resources(), run, run.replaced, out)
 	}
 	if err != nil {
 		return nil, err

@@ -10,7 +10,7 @@
 // ceilings; each entry runs in process at its place among the transformers,
 // as a kustomize builtin this package registers (entry.go), and the
 // Services of the root's last entry are written after the build where
-// kustomize would put them (late.go).
+// kustomize would put them (order.go).
 //
 // Of this module it imports only fn (for its results: a refused build's
 // problems are fn.BuildProblem results, capped as a run's are),

@@ -70,7 +70,7 @@ type Entries interface {
 	// build, where kustomize's order puts it, without kustomize holding
 	// it (and sorting it: kustomize's sort appends each object after
 	// comparing it with every other).
-	RunLast(entry *Function, config *yaml.RNode, objects []Object) (keep []bool, added Late, err error)
+	RunLast(entry *Function, config *yaml.RNode, objects []Object) (keep []bool, added LastAdded, err error)
 }
 
 // Object is one object of a build, and the file it was read from, as
@@ -80,8 +80,8 @@ type Object struct {
 	File string
 }
 
-// Late is the objects the root's last entry adds.
-type Late interface {
+// LastAdded is the objects the root's last entry adds.
+type LastAdded interface {
 	Len() int
 	ID(i int) resid.ResId
 	// Append appends object i as a YAML document, with the labels and
@@ -100,12 +100,12 @@ type buildRun struct {
 	entries Entries
 	mu      sync.Mutex
 	err     error
-	// late is what the root's last entry added, and its origin as
-	// kustomize records it on what a transformer generates (nil without
-	// the root's buildMetadata, or for the render's own entry).
-	late       Late
-	lateOrigin *resource.Origin
-	replaced   map[*resource.Resource]int // a resource whose place an object of late takes
+	// lastAdded is what the root's last entry added, and lastOrigin its
+	// origin as kustomize records it on what a transformer generates (nil
+	// without the root's buildMetadata, or for the render's own entry).
+	lastAdded  LastAdded
+	lastOrigin *resource.Origin
+	replaced   map[*resource.Resource]int // a resource whose place an object of lastAdded takes
 }
 
 func (r *buildRun) fail(err error) error {
@@ -186,9 +186,9 @@ func (p *entryPlugin) Transform(m resmap.ResMap) error {
 	var generated []*resource.Resource
 	var err error
 	if p.entry.last {
-		var late Late
-		keep, late, err = p.run.entries.RunLast(p.entry, p.config, objects)
-		p.run.late, p.run.lateOrigin = late, p.origin
+		var added LastAdded
+		keep, added, err = p.run.entries.RunLast(p.entry, p.config, objects)
+		p.run.lastAdded, p.run.lastOrigin = added, p.origin
 	} else {
 		var added []byte
 		if keep, added, err = p.run.entries.Run(p.entry, p.config, objects); err == nil {
@@ -226,8 +226,8 @@ func (p *entryPlugin) Transform(m resmap.ResMap) error {
 		// As UpdateResMapValues would: an object that replaces one keeps
 		// that one's place.
 		p.run.replaced = map[*resource.Resource]int{}
-		for i := range p.run.late.Len() {
-			id := p.run.late.ID(i)
+		for i := range p.run.lastAdded.Len() {
+			id := p.run.lastAdded.ID(i)
 			if listed[id] {
 				b, _ := json.Marshal(id)
 				return p.run.fail(fmt.Errorf("%s generated a duplicate resource: %s", p.entry.Source, b))

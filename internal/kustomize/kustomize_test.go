@@ -231,23 +231,23 @@ func (f fakeEntries) Run(entry *Function, config *yaml.RNode, objects []Object) 
 	return f.run(entry, config, objects)
 }
 
-// RunLast answers what run adds as Late.
-func (f fakeEntries) RunLast(entry *Function, config *yaml.RNode, objects []Object) ([]bool, Late, error) {
+// RunLast answers what run adds as LastAdded.
+func (f fakeEntries) RunLast(entry *Function, config *yaml.RNode, objects []Object) ([]bool, LastAdded, error) {
 	keep, added, err := f.run(entry, config, objects)
 	if err != nil {
 		return nil, nil, err
 	}
 	nodes, err := kio.FromBytes(added)
-	return keep, fakeLate(nodes), err
+	return keep, fakeLastAdded(nodes), err
 }
 
-type fakeLate []*yaml.RNode
+type fakeLastAdded []*yaml.RNode
 
-func (l fakeLate) Len() int { return len(l) }
-func (l fakeLate) ID(i int) resid.ResId {
+func (l fakeLastAdded) Len() int { return len(l) }
+func (l fakeLastAdded) ID(i int) resid.ResId {
 	return resid.NewResIdWithNamespace(resid.GvkFromNode(l[i]), l[i].GetName(), l[i].GetNamespace())
 }
-func (l fakeLate) Append(buf []byte, i int, labels, annotations map[string]string) ([]byte, error) {
+func (l fakeLastAdded) Append(buf []byte, i int, labels, annotations map[string]string) ([]byte, error) {
 	n := l[i].Copy()
 	for k, v := range labels {
 		if err := n.PipeE(yaml.SetLabel(k, v)); err != nil {

@@ -67,21 +67,21 @@ func or(s, instead string) string {
 	return s
 }
 
-// writeWithLate is the build's output, resources as kustomize ordered
+// writeInOrder is the build's output, resources as kustomize ordered
 // them, with the objects of the root's last entry among them: each in
 // the place of the object it replaces (replaced: resource -> object), the
 // others where kustomize's order puts them (its legacy order; after
 // everything for fifo, in the order they came). The build's own objects
 // are counted against out's ceiling as they are written.
-func (b *Build) writeWithLate(resources []*resource.Resource, run *buildRun, replaced map[*resource.Resource]int, out *outputBudget) ([]byte, error) {
+func (b *Build) writeInOrder(resources []*resource.Resource, run *buildRun, replaced map[*resource.Resource]int, out *outputBudget) ([]byte, error) {
 	var err error
-	late := run.late
+	added := run.lastAdded
 	labels, annotations := map[string]string{}, map[string]string{}
 	if slices.Contains(b.metadata, types.ManagedByLabelOption) {
 		labels[konfig.ManagedbyLabelKey] = "kustomize-" + KustomizeRelease
 	}
-	if run.lateOrigin != nil && slices.Contains(b.metadata, types.OriginAnnotations) {
-		o, err := run.lateOrigin.String()
+	if run.lastOrigin != nil && slices.Contains(b.metadata, types.OriginAnnotations) {
+		o, err := run.lastOrigin.String()
 		if err != nil {
 			return nil, fmt.Errorf("kustomize build: %w", err)
 		}
@@ -92,7 +92,7 @@ func (b *Build) writeWithLate(resources []*resource.Resource, run *buildRun, rep
 		inPlace[i] = true
 	}
 	var order []int
-	for i := range late.Len() {
+	for i := range added.Len() {
 		if !inPlace[i] {
 			order = append(order, i)
 		}
@@ -104,27 +104,27 @@ func (b *Build) writeWithLate(resources []*resource.Resource, run *buildRun, rep
 			opts = o.LegacySortOptions
 		}
 		less = legacyLess(opts)
-		sort.SliceStable(order, func(x, y int) bool { return less(late.ID(order[x]), late.ID(order[y])) })
+		sort.SliceStable(order, func(x, y int) bool { return less(added.ID(order[x]), added.ID(order[y])) })
 	}
 	var buf []byte
 	next := 0
-	writeLate := func(i int) {
+	writeAdded := func(i int) {
 		if len(buf) > 0 {
 			buf = append(buf, "---\n"...)
 		}
-		if buf, err = late.Append(buf, i, labels, annotations); err != nil {
+		if buf, err = added.Append(buf, i, labels, annotations); err != nil {
 			err = fmt.Errorf("kustomize build: %w", err)
 		}
 	}
 	for _, res := range resources {
 		if less != nil {
 			id := res.CurId()
-			for ; next < len(order) && err == nil && less(late.ID(order[next]), id); next++ {
-				writeLate(order[next])
+			for ; next < len(order) && err == nil && less(added.ID(order[next]), id); next++ {
+				writeAdded(order[next])
 			}
 		}
 		if i, ok := replaced[res]; ok {
-			writeLate(i)
+			writeAdded(i)
 		} else {
 			buf, err = out.append(buf, res)
 		}
@@ -133,7 +133,7 @@ func (b *Build) writeWithLate(resources []*resource.Resource, run *buildRun, rep
 		}
 	}
 	for ; next < len(order) && err == nil; next++ {
-		writeLate(order[next])
+		writeAdded(order[next])
 	}
 	return buf, err
 }
