@@ -88,7 +88,7 @@ var Limits = []Limit{
 	{"kustomize build output", repofs.Size(kustomize.DefaultMaxOutput), "--max-build-output", "",
 		"internal/kustomize: estimated by the scan before anything is built, counted object by object as the output is written"},
 	{"kustomize build time", kustomize.DefaultMaxTime.String(), "--max-build-time", "",
-		"internal/kustomize.Build.Run: wall clock, a backstop to the estimate; the build is abandoned and the render fails"},
+		"internal/kustomize.Root.Build: wall clock, a backstop to the estimate; the build is abandoned and the render fails"},
 	{"Services per run", countString(fn.DefaultMaxServices), "--max-services", "maxServices",
 		"fn.Run.Finish: replica counts added up, before any Service is built"},
 	{"Services of entries before the root's last", countString(maxServicesInPlace), "", "",

@@ -42,7 +42,7 @@ type reader struct {
 type input struct {
 	manifests []repofs.File
 	stdin     bool
-	build     *kustomize.Build
+	build     *kustomize.Root
 }
 
 // files is how many files the input reads: stdin and a build's output are
@@ -108,11 +108,11 @@ func (r *reader) read(in input, i int) (source, error) {
 // build holds all its objects at once (kustomize's resource map), so the
 // limit meant for the garbage between documents would keep the collector
 // running through it. A GOMEMLIMIT the operator set stays.
-func buildUnderItsHeapLimit(b *kustomize.Build, entries kustomize.Entries, limit int64) ([]byte, error) {
+func buildUnderItsHeapLimit(b *kustomize.Root, entries kustomize.Entries, limit int64) ([]byte, error) {
 	if ownHeapLimit() {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(max(limit, renderMemoryLimit)))
 	}
-	return b.Run(entries)
+	return b.Build(entries)
 }
 
 // file yields the objects of one file to yield, and stops at the first

@@ -253,7 +253,7 @@ func listInputs(ld *repofs.Loader, roots []*repofs.Root, skip string, limits kus
 // scanKustomization scans the kustomization root for its build, and
 // refuses a build that would execute, fetch or leave the repository, or
 // that would cost more than its ceilings, before anything is built.
-func scanKustomization(ld *repofs.Loader, root repofs.Root, file string, limits kustomize.Limits) (*kustomize.Build, error) {
+func scanKustomization(ld *repofs.Loader, root repofs.Root, file string, limits kustomize.Limits) (*kustomize.Root, error) {
 	b, err := kustomize.Scan(ld.Tree(root), root.Path(), file, ld.Restrictor() == repofs.RootOnly, limits, true)
 	if err != nil {
 		return nil, err

@@ -88,7 +88,7 @@ func TestScanImageThatEndsInTheName(t *testing.T) {
 // alone is no entry and no problem.
 func TestScanEntryMixedWithOtherConfigurations(t *testing.T) {
 	label := "apiVersion: builtin\nkind: LabelTransformer\nmetadata: {name: l}\nlabels: {a: b}\nfieldSpecs: [{path: metadata/labels, create: true}]\n"
-	scan := func(files map[string]string) *Build {
+	scan := func(files map[string]string) *Root {
 		tr := tree(t, files)
 		b, err := Scan(tr, tr.Dir(), "kustomization.yaml", true, Limits{}, true)
 		require.NoError(t, err)
@@ -149,7 +149,7 @@ func TestRunStopsAtItsDeadline(t *testing.T) {
 	b, err := Scan(tr, tr.Dir(), "kustomization.yaml", true, Limits{MaxTime: 10 * time.Minute}, true)
 	require.NoError(t, err)
 	require.Empty(t, b.Problems())
-	data, err := b.Run(fakeEntries{run: keepAll})
+	data, err := b.Build(fakeEntries{run: keepAll})
 	require.NoError(t, err)
 	assert.Equal(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n", string(data))
 
@@ -161,7 +161,7 @@ func TestRunStopsAtItsDeadline(t *testing.T) {
 	release := make(chan struct{})
 	time.AfterFunc(30*time.Second, func() { close(release) })
 	start := time.Now()
-	data, err = b.Run(fakeEntries{run: func(f *Function, c *yaml.RNode, objects []Object) ([]bool, []byte, error) {
+	data, err = b.Build(fakeEntries{run: func(f *Function, c *yaml.RNode, objects []Object) ([]bool, []byte, error) {
 		<-release
 		return keepAll(f, c, objects)
 	}})
@@ -202,7 +202,7 @@ func TestMaxOutputBoundary(t *testing.T) {
 		b, err := Scan(tr, tr.Dir(), "kustomization.yaml", true, Limits{MaxOutput: n}, true)
 		require.NoError(t, err)
 		require.Empty(t, b.Problems(), c.name)
-		data, err := b.Run(keepAll)
+		data, err := b.Build(keepAll)
 		require.NoError(t, err, c.name)
 		assert.Equal(t, c.want, string(data), c.name)
 
@@ -212,7 +212,7 @@ func TestMaxOutputBoundary(t *testing.T) {
 			assert.Equal(t, "error: "+c.refusal, b.Problems()[0].String(), c.name)
 			continue
 		}
-		_, err = b.Run(keepAll)
+		_, err = b.Build(keepAll)
 		assert.EqualError(t, err, "error: kustomization.yaml: "+c.refusal, c.name)
 	}
 }
@@ -240,7 +240,7 @@ func TestMaxOutputCountedAsWritten(t *testing.T) {
 		b, err := Scan(tr, tr.Dir(), "kustomization.yaml", true, Limits{MaxOutput: c.max}, true)
 		require.NoError(t, err)
 		require.Empty(t, b.Problems())
-		data, err := b.Run(keepAll)
+		data, err := b.Build(keepAll)
 		if c.want == "" {
 			require.NoError(t, err)
 			assert.Len(t, data, int(3*one)+2*len("---\n"))

@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// Build is a kustomization root, scanned: what its build reads and runs.
-type Build struct {
+// Root is a kustomization root, scanned: what its build reads and runs.
+type Root struct {
 	tree   *repofs.Tree
 	dir    string // the root, resolved
 	File   string // its kustomization file, as messages name it
@@ -79,7 +79,7 @@ type Function struct {
 // names it, as that release's binary does.
 const KustomizeRelease = "v5.8.1"
 
-// Run builds the kustomization as `kustomize build --enable-alpha-plugins
+// Build builds the kustomization as `kustomize build --enable-alpha-plugins
 // --enable-exec` does with flapp-services as an exec function (the same
 // objects, in the same order): each flapp-services entry runs through
 // entries at its place among the transformers, nothing else runs but kustomize's
@@ -87,8 +87,8 @@ const KustomizeRelease = "v5.8.1"
 // render's ceilings, and writes nothing. It returns the build's output, a
 // YAML stream of one document per object. Its error is fn.Results: an
 // entry's own, or a problem of the build at its kustomization file.
-func (b *Build) Run(entries Entries) ([]byte, error) {
-	out, err := b.run(entries)
+func (b *Root) Build(entries Entries) ([]byte, error) {
+	out, err := b.build(entries)
 	var results fn.Results
 	if err != nil && !errors.As(err, &results) {
 		err = fn.Results{fn.BuildProblem([]string{b.File}, "", err.Error())}
@@ -96,7 +96,7 @@ func (b *Build) Run(entries Entries) ([]byte, error) {
 	return out, err
 }
 
-func (b *Build) run(entries Entries) ([]byte, error) {
+func (b *Root) build(entries Entries) ([]byte, error) {
 	if err := b.Err(); err != nil {
 		return nil, err
 	}

@@ -105,7 +105,7 @@ func (c *Cost) finish(transforms, metadata int64) {
 }
 
 // checkCost records the ceilings the estimated cost passes.
-func (b *Build) checkCost(chain *chain) {
+func (b *Root) checkCost(chain *chain) {
 	c, l := b.Cost, b.limits
 	switch {
 	case b.unread:

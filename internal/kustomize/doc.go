@@ -5,7 +5,7 @@
 // own transformer entries (each the configuration of a run at its place,
 // never executed) and refuses what the build would execute or fetch: other
 // functions, plugins, Helm chart inflation, remote resources and bases.
-// Build.Run then runs krusty over a read-only file system confined to the
+// Root.Build then runs krusty over a read-only file system confined to the
 // repository by internal/repofs, with the render's symlink rules and size
 // ceilings; each entry runs in process at its place among the transformers,
 // as a kustomize builtin this package registers (entry.go), and the

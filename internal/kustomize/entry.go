@@ -27,7 +27,7 @@ import (
 // internals (api v0.21.2, pinned; TestKustomizeInternals
 // fails if they move, and test/integration/kustomize builds every kind of
 // entry side by side with the real kustomize). The scan rewrites each
-// entry's configuration to name entryKind, and Build.Run puts the entry's
+// entry's configuration to name entryKind, and Root.Build puts the entry's
 // own apiVersion and kind back wherever kustomize records a transformer
 // (buildMetadata).
 
@@ -47,7 +47,7 @@ const (
 	// entryType is its number among kustomize's builtins, far past theirs.
 	entryType builtinPluginType = 1 << 20
 	// entryAnnotation names the build and the entry, "<build key>/<index
-	// in Build.Functions>", on an entry as the build reads it.
+	// in Root.Functions>", on an entry as the build reads it.
 	entryAnnotation = "internal.flapp-services.fedlearner.k8s.io/entry"
 	// originAnnotation is kustomize's (api/internal/utils), on an object
 	// of a build whose buildMetadata asks for origins.
@@ -93,10 +93,10 @@ type LastAdded interface {
 // names its build there (the factory kustomize calls takes no argument).
 var running sync.Map // string -> *buildRun
 
-// buildRun is one Run of a Build: its entries' transform, and the first
+// buildRun is one build of a Root: its entries' transform, and the first
 // error one returned.
 type buildRun struct {
-	build   *Build
+	build   *Root
 	entries Entries
 	mu      sync.Mutex
 	err     error
@@ -291,7 +291,7 @@ func entryDocument(obj *yaml.RNode, key string, index int) (string, error) {
 // kustomize recorded it as a transformer: the origin of what it generated,
 // the transformations of what it visited. The render's own entry is no
 // transformer of the kustomization: its records go.
-func (b *Build) restoreEntries(m resmap.ResMap) error {
+func (b *Root) restoreEntries(m resmap.ResMap) error {
 	// entryOf is the entry o names, or nil.
 	entryOf := func(o *resource.Origin) *Function {
 		if o == nil || o.ConfiguredBy.APIVersion != "builtin" || o.ConfiguredBy.Kind != entryKind {

@@ -22,7 +22,7 @@ import (
 // repository lies on the disk; without the repository's confinement
 // (--load-restrictor=none) it sees the disk as it is.
 type confinedFS struct {
-	build    *Build
+	build    *Root
 	top      string            // the directory on disk kustomize sees as /
 	rewrites map[string][]byte // resolved path -> content
 	served   map[string]bool   // resolved paths read once from the scan's copy
@@ -33,7 +33,7 @@ var _ filesys.FileSystem = (*confinedFS)(nil)
 
 var errReadOnly = errors.New("flapp-services' kustomize build writes nothing")
 
-func newConfinedFS(b *Build) *confinedFS {
+func newConfinedFS(b *Root) *confinedFS {
 	top := string(filepath.Separator)
 	if b.tight {
 		top = b.tree.Dir()

@@ -140,7 +140,7 @@ func TestScan(t *testing.T) {
 	assert.Equal(t, "base/fn.yaml", b.Functions[0].Source)
 	assert.Equal(t, "overlay/fn.yaml", b.Functions[1].Source)
 
-	data, err := b.Run(nil)
+	data, err := b.Build(nil)
 	require.Error(t, err, "x.yaml does not exist")
 	assert.Nil(t, data)
 	assert.Equal(t, b.Problems()[0].String(), err.Error(), "nothing is built")
@@ -167,7 +167,7 @@ func TestRunRunsEntriesAtTheirPlace(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, b.Functions, 1)
 	var seen []string
-	data, err := b.Run(fakeEntries{run: func(entry *Function, config *yaml.RNode, objects []Object) ([]bool, []byte, error) {
+	data, err := b.Build(fakeEntries{run: func(entry *Function, config *yaml.RNode, objects []Object) ([]bool, []byte, error) {
 		assert.Same(t, &b.Functions[0], entry)
 		assert.Equal(t, "v1", config.GetApiVersion(), "the entry as written")
 		assert.Equal(t, "ConfigMap", config.GetKind())
@@ -188,7 +188,7 @@ func TestRunRunsEntriesAtTheirPlace(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(before), string(after))
 
-	_, err = b.Run(fakeEntries{run: func(*Function, *yaml.RNode, []Object) ([]bool, []byte, error) {
+	_, err = b.Build(fakeEntries{run: func(*Function, *yaml.RNode, []Object) ([]bool, []byte, error) {
 		return nil, nil, errors.New("the entry's own words")
 	}})
 	require.EqualError(t, err, "error: kustomization.yaml: the entry's own words", "not kustomize's wrapping: a problem of the build, at its file")
@@ -206,7 +206,7 @@ func TestRunAddsTheRendersEntry(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, b.Functions, 1)
 	assert.True(t, b.Functions[0].Render)
-	data, err := b.Run(fakeEntries{run: func(_ *Function, _ *yaml.RNode, objects []Object) ([]bool, []byte, error) {
+	data, err := b.Build(fakeEntries{run: func(_ *Function, _ *yaml.RNode, objects []Object) ([]bool, []byte, error) {
 		require.Len(t, objects, 1)
 		assert.Equal(t, "a", objects[0].Node.GetLabels()["team"], "after the root's transformers")
 		return []bool{true}, []byte("apiVersion: v1\nkind: Service\nmetadata: {name: added}\n"), nil
@@ -265,7 +265,7 @@ func (l fakeLastAdded) Append(buf []byte, i int, labels, annotations map[string]
 
 // krusty's file system reads and never writes.
 func TestConfinedFSWritesNothing(t *testing.T) {
-	b := &Build{tree: tree(t, map[string]string{"a.yaml": "a: 1\n"}), limits: Limits{}.withDefaults()}
+	b := &Root{tree: tree(t, map[string]string{"a.yaml": "a: 1\n"}), limits: Limits{}.withDefaults()}
 	fs := &confinedFS{build: b, served: map[string]bool{}}
 	dir, err := os.Getwd()
 	require.NoError(t, err)
@@ -297,7 +297,7 @@ func TestConfinedFSWritesNothing(t *testing.T) {
 // cannot climb past it.
 func TestConfinedFSSeesTheRepositoryAsItsRoot(t *testing.T) {
 	tr := tree(t, map[string]string{"app/a.yaml": "a: 1\n"})
-	fs := newConfinedFS(&Build{tree: tr, tight: true, limits: Limits{}.withDefaults()})
+	fs := newConfinedFS(&Root{tree: tr, tight: true, limits: Limits{}.withDefaults()})
 	data, err := fs.ReadFile("/app/a.yaml")
 	require.NoError(t, err)
 	assert.Equal(t, "a: 1\n", string(data))
@@ -445,7 +445,7 @@ func TestEntryTransformThroughPublicMethods(t *testing.T) {
 	b, err := Scan(tr, tr.Dir(), "kustomization.yaml", true, Limits{}, true)
 	require.NoError(t, err)
 	require.Empty(t, b.Problems())
-	data, err := b.Run(fakeEntries{run: func(_ *Function, _ *yaml.RNode, objects []Object) ([]bool, []byte, error) {
+	data, err := b.Build(fakeEntries{run: func(_ *Function, _ *yaml.RNode, objects []Object) ([]bool, []byte, error) {
 		require.Len(t, objects, 3)
 		return []bool{true, false, false}, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {new: \"1\"}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: d}\n"), nil
 	}})
@@ -468,7 +468,7 @@ func TestRunRefusesAForgedEntry(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, b.Problems(), "a builtin, as far as the scan can tell")
 	runs := 0
-	_, err = b.Run(fakeEntries{run: func(_ *Function, _ *yaml.RNode, objects []Object) ([]bool, []byte, error) {
+	_, err = b.Build(fakeEntries{run: func(_ *Function, _ *yaml.RNode, objects []Object) ([]bool, []byte, error) {
 		runs++
 		return make([]bool, len(objects)), nil, nil
 	}})

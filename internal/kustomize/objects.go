@@ -35,7 +35,7 @@ func (o *objectFiles) add(name string, data []byte) {
 
 // fileOf is the file res was read from, "" when unknown (generated, or
 // read from two files).
-func (b *Build) fileOf(res *resource.Resource) string {
+func (b *Root) fileOf(res *resource.Resource) string {
 	o := &b.objects
 	o.once.Do(o.build)
 	id := res.OrgId()

@@ -73,7 +73,7 @@ func or(s, instead string) string {
 // others where kustomize's order puts them (its legacy order; after
 // everything for fifo, in the order they came). The build's own objects
 // are counted against out's ceiling as they are written.
-func (b *Build) writeInOrder(resources []*resource.Resource, run *buildRun, replaced map[*resource.Resource]int, out *outputBudget) ([]byte, error) {
+func (b *Root) writeInOrder(resources []*resource.Resource, run *buildRun, replaced map[*resource.Resource]int, out *outputBudget) ([]byte, error) {
 	var err error
 	added := run.lastAdded
 	labels, annotations := map[string]string{}, map[string]string{}

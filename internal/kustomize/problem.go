@@ -10,10 +10,10 @@ import (
 // repository) or cannot do within its ceilings, each at its kustomization
 // (fn.Origin.Chain) and field: the render refuses the build when there is
 // any.
-func (b *Build) Problems() fn.Results { return b.problems.Results() }
+func (b *Root) Problems() fn.Results { return b.problems.Results() }
 
 // Err is the build's problems as one error (fn.Results), or nil.
-func (b *Build) Err() error {
+func (b *Root) Err() error {
 	if b.problems.Len() == 0 {
 		return nil
 	}
@@ -22,6 +22,6 @@ func (b *Build) Err() error {
 
 // problem records a problem at entry (the field at fault, "" for the file
 // itself) of chain's last kustomization.
-func (b *Build) problem(chain *chain, entry, format string, args ...any) {
+func (b *Root) problem(chain *chain, entry, format string, args ...any) {
 	b.problems.Add(fn.BuildProblem(chain.list(), entry, fmt.Sprintf(format, args...)))
 }

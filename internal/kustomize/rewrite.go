@@ -12,7 +12,7 @@ import (
 
 // readFile reads a file of the tree once for the scan and the build: the
 // build's first read of it is served from memory and not counted again.
-func (b *Build) readFile(p string) ([]byte, error) {
+func (b *Root) readFile(p string) ([]byte, error) {
 	resolved, err := b.tree.Resolve(p)
 	if err != nil {
 		return nil, err
@@ -37,7 +37,7 @@ const renderEntry = ".flapp-services.render.yaml"
 // are rendered as the root's transformers leave them. It is a file (an
 // inline entry would run before the root's other entries, as kustomize
 // runs inline ones first).
-func (b *Build) addRenderEntry() error {
+func (b *Root) addRenderEntry() error {
 	kustFile, _ := b.kustomizationFile(b.dir)
 	resolved, err := b.tree.Resolve(kustFile)
 	if err != nil {

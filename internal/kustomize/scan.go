@@ -40,14 +40,14 @@ const (
 // without, it reads only kustomization and plugin configuration files
 // (discover). Its error is a file that cannot be read or parsed; what the
 // build must not do goes into Problems. Both are fn results.
-func Scan(tree *repofs.Tree, dir, file string, restrictRoot bool, limits Limits, estimate bool) (*Build, error) {
+func Scan(tree *repofs.Tree, dir, file string, restrictRoot bool, limits Limits, estimate bool) (*Root, error) {
 	limits = limits.withDefaults()
-	b := &Build{
+	b := &Root{
 		tree: tree, dir: dir, File: file, Dir: filepath.ToSlash(filepath.Dir(file)), tight: restrictRoot, limits: limits,
 		key: newBuildKey(), rewrites: map[string][]byte{}, read: map[string][]byte{}, dataFiles: map[string]bool{}, visits: map[visitKey]*Cost{},
 		resmaps: resmap.NewFactory(provider.NewDefaultDepProvider().GetResourceFactory()),
 	}
-	s := scan{Build: b, estimate: estimate}
+	s := scan{Root: b, estimate: estimate}
 	cost, err := s.visit(dir, &chain{name: file}, "")
 	if err != nil {
 		return nil, fn.Results{fn.BuildProblem([]string{file}, "", err.Error())}
@@ -65,7 +65,7 @@ func Scan(tree *repofs.Tree, dir, file string, restrictRoot bool, limits Limits,
 }
 
 type scan struct {
-	*Build
+	*Root
 	estimate bool
 }
 
@@ -97,7 +97,7 @@ func changes(kustomization string, k *types.Kustomization) []Change {
 }
 
 // kustomizationFile finds the kustomization file of the directory dir.
-func (b *Build) kustomizationFile(dir string) (string, bool) {
+func (b *Root) kustomizationFile(dir string) (string, bool) {
 	for _, name := range FileNames {
 		if info, err := b.tree.Stat(filepath.Join(dir, name)); err == nil && info.Mode().IsRegular() {
 			return filepath.Join(dir, name), true

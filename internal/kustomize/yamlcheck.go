@@ -62,7 +62,7 @@ func objectProblem(data []byte, limit int) string {
 
 // checkYAML records a problem when data, the file name (or an inline
 // entry: ""), is over the node ceiling, and says whether it is within it.
-func (b *Build) checkYAML(chain *chain, entry, name string, data []byte) bool {
+func (b *Root) checkYAML(chain *chain, entry, name string, data []byte) bool {
 	msg := yamlProblem(data, b.limits.MaxDocumentNodes)
 	switch {
 	case msg == "":
@@ -79,7 +79,7 @@ func (b *Build) checkYAML(chain *chain, entry, name string, data []byte) bool {
 // (inline patches, generators, transformers), which kustomize parses in
 // turn: an alias bomb in a block scalar costs nothing until then. The
 // kustomization file's own bytes already bound their nodes as written.
-func (b *Build) checkInline(chain *chain, content []byte) {
+func (b *Root) checkInline(chain *chain, content []byte) {
 	var doc yaml.Node
 	if yaml.NewDecoder(bytes.NewReader(content)).Decode(&doc) != nil {
 		return
