@@ -485,3 +485,57 @@ func TestCRDCycle(t *testing.T) {
 	assert.Nil(t, crdCycle(nil), "empty: kustomize's own error")
 	assert.Nil(t, crdCycle([]byte("[1, 2]")), "not a map: kustomize's own error")
 }
+
+// The build's file system only reads, and only whole files: every other
+// way kustomize's interface offers is refused; a ceiling a read passes is
+// the build's error, the first one kept; its errors name paths as
+// kustomize sees them.
+func TestConfinedFSOnlyReads(t *testing.T) {
+	tr := tree(t, map[string]string{
+		"app/a.yaml":     "a: 1\n",
+		"app/big.yaml":   "a: [" + strings.Repeat("1, ", 40) + "1]\n",
+		"app/big2.yaml":  "b: [" + strings.Repeat("1, ", 40) + "1]\n",
+		"app/data.txt":   "a: [" + strings.Repeat("1, ", 40) + "1]\n",
+		"app/alias.yaml": "x: &x [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\ny: [*x, *x, *x, *x, *x]\n",
+	})
+	b := &Root{tree: tr, tight: true, limits: Limits{MaxDocumentNodes: 45}.withDefaults(), dataFiles: map[string]bool{}}
+	resolved, err := tr.Resolve(filepath.Join(tr.Dir(), "app/data.txt"))
+	require.NoError(t, err)
+	b.dataFiles[resolved] = true
+	fs := newConfinedFS(b)
+
+	for name, err := range map[string]error{
+		"Mkdir": fs.Mkdir("/app/x"), "MkdirAll": fs.MkdirAll("/app/x/y"), "RemoveAll": fs.RemoveAll("/app"),
+		"WriteFile": fs.WriteFile("/app/a.yaml", nil),
+	} {
+		assert.ErrorIs(t, err, errReadOnly, name)
+	}
+	_, err = fs.Create("/app/x")
+	assert.ErrorIs(t, err, errReadOnly)
+	_, err = fs.Open("/app/a.yaml")
+	assert.ErrorContains(t, err, "reads files whole")
+	_, err = fs.Glob("/app/*")
+	assert.ErrorContains(t, err, "does not glob")
+	assert.ErrorContains(t, fs.Walk("/app", nil), "does not walk")
+	_, err = fs.ReadFile("app/a.yaml")
+	assert.ErrorContains(t, err, "a relative path")
+
+	names, err := fs.ReadDir("/app")
+	require.NoError(t, err)
+	assert.Contains(t, names, "a.yaml")
+	_, err = fs.ReadDir("/none")
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), tr.Dir())
+
+	data, err := fs.ReadFile("/app/data.txt")
+	require.NoError(t, err, "a generator's data is not YAML to the build")
+	assert.Equal(t, "a: ["+strings.Repeat("1, ", 40)+"1]\n", string(data))
+	assert.NoError(t, fs.refused)
+	_, err = fs.ReadFile("/app/big.yaml")
+	assert.ErrorContains(t, err, "app/big.yaml: document 1 has up to")
+	_, err = fs.ReadFile("/app/big2.yaml")
+	require.Error(t, err)
+	assert.ErrorContains(t, fs.refused, "app/big.yaml", "the first refusal is the build's")
+	_, err = fs.ReadFile("/app/alias.yaml")
+	assert.ErrorContains(t, err, "once its aliases are expanded")
+}
