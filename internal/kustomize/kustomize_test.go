@@ -2,6 +2,7 @@ package kustomize
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/fedlearner/flapp-services/internal/repofs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/resid"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -382,6 +384,19 @@ func TestScanProblems(t *testing.T) {
 			"kustomization.yaml: resources[0]: r.yaml: document 1 has over 200 YAML nodes once its aliases are expanded, over the ceiling per document (--max-document-nodes)"},
 		"Helm": {map[string]string{"kustomization.yaml": "helmCharts: [{name: x}]\n"},
 			"kustomization.yaml: helmCharts[0]: Helm chart inflation runs the helm program"},
+		"a patch out of the repository": {map[string]string{"kustomization.yaml": "patches: [{path: ../../p.yaml}]\n"},
+			"p.yaml is outside the current directory: files are read only from inside the current directory and the PATHs"},
+		"an absolute crds path": {map[string]string{"kustomization.yaml": "crds: [/etc/c.yaml]\n"},
+			"kustomization.yaml: crds[0]: /etc/c.yaml is an absolute path"},
+		"a remote openapi path": {map[string]string{"kustomization.yaml": "openapi: {path: 'https://example.com/s.json'}\n"},
+			"kustomization.yaml: openapi.path: https://example.com/s.json is remote"},
+		"a remote generator source": {map[string]string{"kustomization.yaml": "configMapGenerator: [{name: g, files: ['k=https://example.com/f']}]\n"},
+			"kustomization.yaml: configMapGenerator[0].files[0]: https://example.com/f is remote"},
+		"an alias bomb in configurations": {map[string]string{"kustomization.yaml": "configurations: [conf.yaml]\n", "conf.yaml": bomb},
+			"kustomization.yaml: configurations[0]: conf.yaml: document 1 has over 200 YAML nodes once its aliases are expanded"},
+		"a crds type that refers to itself": {map[string]string{"kustomization.yaml": "crds: [c.yaml]\n",
+			"c.yaml": "a.B:\n  Schema:\n    properties:\n      next: {$ref: a.C}\na.C:\n  Schema:\n    properties:\n      back: {$ref: a.B}\n"},
+			"kustomization.yaml: crds[0]: c.yaml: type a.B refers to itself through $ref (a.B -> a.C -> a.B): kustomize would recurse until the process crashes"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			tr := tree(t, c.files)
@@ -538,4 +553,51 @@ func TestConfinedFSOnlyReads(t *testing.T) {
 	assert.ErrorContains(t, fs.refused, "app/big.yaml", "the first refusal is the build's")
 	_, err = fs.ReadFile("/app/alias.yaml")
 	assert.ErrorContains(t, err, "once its aliases are expanded")
+}
+
+// filePaths names each file a kustomization's own fields make its build
+// read, at its entry: the YAML ones and the data ones (a generator's
+// sources, key=path or not); an inline strategic-merge patch is no path.
+func TestFilePaths(t *testing.T) {
+	var k types.Kustomization
+	require.NoError(t, yaml.Unmarshal([]byte(`
+crds: [c.yaml]
+configurations: [conf.yaml]
+openapi: {path: schema.json}
+patches: [{path: p.yaml}, {patch: "a: b"}]
+patchesJson6902: [{path: j.yaml}]
+patchesStrategicMerge: [s.yaml, "kind: X\nmetadata: {name: y}\n"]
+replacements: [{path: r.yaml}]
+configMapGenerator: [{name: g, envs: [g.env], files: [g.txt, key=k.txt]}]
+secretGenerator: [{name: s, envs: [s.env], files: [s.txt]}]
+`), &k))
+	var got []string
+	for _, f := range filePaths(&k) {
+		got = append(got, fmt.Sprintf("%s %s %v", f.entry, f.path, f.data))
+	}
+	assert.Equal(t, []string{
+		"crds[0] c.yaml false", "configurations[0] conf.yaml false", "openapi.path schema.json false",
+		"patches[0].path p.yaml false", "patchesJson6902[0].path j.yaml false", "patchesStrategicMerge[0] s.yaml false",
+		"replacements[0].path r.yaml false",
+		"configMapGenerator[0].envs[0] g.env true", "configMapGenerator[0].files[0] g.txt true", "configMapGenerator[0].files[1] k.txt true",
+		"secretGenerator[0].envs[0] s.env true", "secretGenerator[0].files[0] s.txt true",
+	}, got)
+}
+
+// A generator's sources are data to the build, not YAML: the scan leaves
+// their content alone, and the build's file system serves them unparsed.
+func TestScanReadsGeneratorSourcesAsData(t *testing.T) {
+	bomb := "a0: &a0 [" + strings.Repeat("x, ", 30) + "x]\na1: [" + strings.Repeat("*a0, ", 30) + "*a0]\n"
+	tr := tree(t, map[string]string{
+		"kustomization.yaml": "configMapGenerator: [{name: g, files: [k=data.yaml]}]\nsecretGenerator: [{name: s, envs: [s.env]}]\n",
+		"data.yaml":          bomb,
+		"s.env":              "A=1\n",
+	})
+	b, err := Scan(tr, tr.Dir(), "kustomization.yaml", true, Limits{MaxDocumentNodes: 200}, true)
+	require.NoError(t, err)
+	require.Empty(t, b.Problems())
+	assert.Len(t, b.dataFiles, 2)
+	data, err := newConfinedFS(b).ReadFile("/data.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, bomb, string(data))
 }
