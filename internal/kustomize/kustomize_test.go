@@ -601,3 +601,42 @@ func TestScanReadsGeneratorSourcesAsData(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, bomb, string(data))
 }
+
+// With buildMetadata, what an entry adds carries what kustomize records on
+// what an exec function adds, in place and after the build alike: the
+// origin of the entry as written (its file, its own apiVersion and kind),
+// and the managed-by label of the kustomize release it builds as.
+func TestBuildMetadataOfWhatAnEntryAdds(t *testing.T) {
+	for name, transformers := range map[string]string{
+		"in place":        "[fn.yaml, labels.yaml]",
+		"after the build": "[labels.yaml, fn.yaml]",
+	} {
+		t.Run(name, func(t *testing.T) {
+			tr := tree(t, map[string]string{
+				"kustomization.yaml": "buildMetadata: [originAnnotations, managedByLabel]\nresources: [cm.yaml]\ntransformers: " + transformers + "\n",
+				"fn.yaml":            ourEntry,
+				"labels.yaml":        "apiVersion: builtin\nkind: LabelTransformer\nmetadata: {name: l}\nlabels: {team: a}\nfieldSpecs: [{path: metadata/labels, create: true}]\n",
+				"cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+			})
+			b, err := Scan(tr, tr.Dir(), "kustomization.yaml", true, Limits{}, true)
+			require.NoError(t, err)
+			require.Empty(t, b.Problems())
+			data, err := b.Build(fakeEntries{run: func(entry *Function, config *yaml.RNode, objects []Object) ([]bool, []byte, error) {
+				assert.Equal(t, "v1", config.GetApiVersion(), "the entry as written")
+				assert.Equal(t, "ConfigMap", config.GetKind())
+				return []bool{true}, []byte("apiVersion: v1\nkind: Service\nmetadata: {name: s}\n"), nil
+			}})
+			require.NoError(t, err)
+			nodes, err := kio.FromBytes(data)
+			require.NoError(t, err)
+			require.Len(t, nodes, 2)
+			svc := nodes[1]
+			require.Equal(t, "Service", svc.GetKind(), "kustomize's order: ConfigMap, then Service")
+			assert.Equal(t, "kustomize-"+KustomizeRelease, svc.GetLabels()["app.kubernetes.io/managed-by"])
+			assert.Equal(t, "configuredIn: fn.yaml\nconfiguredBy:\n  apiVersion: v1\n  kind: ConfigMap\n  name: fn\n",
+				svc.GetAnnotations()[originAnnotation])
+			assert.Equal(t, "kustomize-"+KustomizeRelease, nodes[0].GetLabels()["app.kubernetes.io/managed-by"])
+			assert.Equal(t, "path: cm.yaml\n", nodes[0].GetAnnotations()[originAnnotation])
+		})
+	}
+}
