@@ -605,7 +605,8 @@ func TestScanReadsGeneratorSourcesAsData(t *testing.T) {
 // With buildMetadata, what an entry adds carries what kustomize records on
 // what an exec function adds, in place and after the build alike: the
 // origin of the entry as written (its file, its own apiVersion and kind),
-// and the managed-by label of the kustomize release it builds as.
+// the entry among the transformations of what it visited, and the
+// managed-by label of the kustomize release it builds as.
 func TestBuildMetadataOfWhatAnEntryAdds(t *testing.T) {
 	for name, transformers := range map[string]string{
 		"in place":        "[fn.yaml, labels.yaml]",
@@ -613,7 +614,7 @@ func TestBuildMetadataOfWhatAnEntryAdds(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			tr := tree(t, map[string]string{
-				"kustomization.yaml": "buildMetadata: [originAnnotations, managedByLabel]\nresources: [cm.yaml]\ntransformers: " + transformers + "\n",
+				"kustomization.yaml": "buildMetadata: [originAnnotations, transformerAnnotations, managedByLabel]\nresources: [cm.yaml]\ntransformers: " + transformers + "\n",
 				"fn.yaml":            ourEntry,
 				"labels.yaml":        "apiVersion: builtin\nkind: LabelTransformer\nmetadata: {name: l}\nlabels: {team: a}\nfieldSpecs: [{path: metadata/labels, create: true}]\n",
 				"cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
@@ -637,6 +638,10 @@ func TestBuildMetadataOfWhatAnEntryAdds(t *testing.T) {
 				svc.GetAnnotations()[originAnnotation])
 			assert.Equal(t, "kustomize-"+KustomizeRelease, nodes[0].GetLabels()["app.kubernetes.io/managed-by"])
 			assert.Equal(t, "path: cm.yaml\n", nodes[0].GetAnnotations()[originAnnotation])
+			transformations := nodes[0].GetAnnotations()["alpha.config.kubernetes.io/transformations"]
+			assert.Contains(t, transformations, "- configuredIn: fn.yaml\n  configuredBy:\n    apiVersion: v1\n    kind: ConfigMap\n    name: fn\n",
+				"the entry that visited it, as written")
+			assert.Contains(t, transformations, "- configuredIn: labels.yaml\n")
 		})
 	}
 }
