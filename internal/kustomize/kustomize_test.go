@@ -645,3 +645,80 @@ func TestBuildMetadataOfWhatAnEntryAdds(t *testing.T) {
 		})
 	}
 }
+
+// The output estimate: what each of a kustomization's own fields adds to
+// every object, names twice (the object and a reference), labels three
+// times (metadata, selectors, templates), annotations twice, each with
+// its punctuation.
+func TestMetadataBytes(t *testing.T) {
+	k := &types.Kustomization{
+		NamePrefix: "ab", NameSuffix: "c", Namespace: "ns",
+		CommonLabels:      map[string]string{"k": "vv"},
+		Labels:            []types.Label{{Pairs: map[string]string{"a": "b"}}},
+		CommonAnnotations: map[string]string{"x": "yyy"},
+	}
+	assert.Equal(t, int64(2*3+2+3*(1+2+4)+3*(1+1+4)+2*(1+3+4)), metadataBytes(k))
+	assert.Zero(t, metadataBytes(&types.Kustomization{}))
+}
+
+// The build's own objects are counted as they are written: past
+// --max-build-output the build stops at the object that passes it, named,
+// whether the root's last entry's objects are written after the build or
+// no entry is last.
+func TestBuildStopsAtItsOutputCeiling(t *testing.T) {
+	cm := func(name string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + "}\ndata: {a: " + strings.Repeat("x", 100) + "}\n"
+	}
+	labels := "apiVersion: builtin\nkind: LabelTransformer\nmetadata: {name: l}\nlabels: {a: b}\nfieldSpecs: [{path: metadata/labels, create: true}]\n"
+	for name, kustomization := range map[string]string{
+		"the render's own entry, last": "resources: [cms.yaml]\n",
+		"an entry in place":            "resources: [cms.yaml]\ntransformers: [fn.yaml, labels.yaml]\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			tr := tree(t, map[string]string{
+				"kustomization.yaml": kustomization, "fn.yaml": ourEntry, "labels.yaml": labels,
+				"cms.yaml": cm("a") + "---\n" + cm("b") + "---\n" + cm("c"),
+			})
+			b, err := Scan(tr, tr.Dir(), "kustomization.yaml", true, Limits{}, true)
+			require.NoError(t, err)
+			require.Empty(t, b.Problems())
+			b.limits.MaxOutput = 300 // what the estimate did not see: a patch's multiplication, say
+			_, err = b.Build(fakeEntries{run: func(_ *Function, _ *yaml.RNode, objects []Object) ([]bool, []byte, error) {
+				return []bool{true, true, true}, nil, nil
+			}})
+			assert.ErrorContains(t, err, "the build's output passes the ceiling of 300 bytes (--max-build-output) at its object 2 of 3, ConfigMap b")
+		})
+	}
+}
+
+// An entry is told the file each FLApp and Service was read from, by the
+// name it had there: an item of a v1 List too, and a base's object reached
+// twice; no file when two files hold that name, nor for other kinds.
+func TestEntriesAreToldEachObjectsFile(t *testing.T) {
+	tr := tree(t, map[string]string{
+		"kustomization.yaml":      "resources: [apps.yaml, a, b, c, d]\ntransformers: [fn.yaml]\n",
+		"fn.yaml":                 ourEntry,
+		"apps.yaml":               "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: fedlearner.k8s.io/v1alpha1, kind: FLApp, metadata: {name: x}}\n- {apiVersion: v1, kind: Service, metadata: {name: s}}\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}\n",
+		"a/kustomization.yaml":    "resources: [../base]\nnameSuffix: -a\n",
+		"b/kustomization.yaml":    "resources: [../base]\nnameSuffix: -b\n",
+		"base/kustomization.yaml": "resources: [svc.yaml]\n",
+		"base/svc.yaml":           "apiVersion: v1\nkind: Service\nmetadata: {name: t}\n",
+		"c/kustomization.yaml":    "resources: [svc.yaml]\nnameSuffix: -c\n",
+		"c/svc.yaml":              "apiVersion: v1\nkind: Service\nmetadata: {name: u}\n",
+		"d/kustomization.yaml":    "resources: [svc.yaml]\nnameSuffix: -d\n",
+		"d/svc.yaml":              "apiVersion: v1\nkind: Service\nmetadata: {name: u}\n",
+	})
+	b, err := Scan(tr, tr.Dir(), "kustomization.yaml", true, Limits{}, true)
+	require.NoError(t, err)
+	require.Empty(t, b.Problems())
+	files := map[string]string{}
+	_, err = b.Build(fakeEntries{run: func(_ *Function, _ *yaml.RNode, objects []Object) ([]bool, []byte, error) {
+		for _, o := range objects {
+			files[o.Node.GetKind()+" "+o.Node.GetName()] = o.File
+		}
+		return make([]bool, len(objects)), nil, nil
+	}})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"FLApp x": "apps.yaml", "Service s": "apps.yaml", "ConfigMap c": "",
+		"Service t-a": "base/svc.yaml", "Service t-b": "base/svc.yaml", "Service u-c": "", "Service u-d": ""}, files)
+}
