@@ -622,7 +622,7 @@ func TestBuildMetadataOfWhatAnEntryAdds(t *testing.T) {
 			b, err := Scan(tr, tr.Dir(), "kustomization.yaml", true, Limits{}, true)
 			require.NoError(t, err)
 			require.Empty(t, b.Problems())
-			data, err := b.Build(fakeEntries{run: func(entry *Function, config *yaml.RNode, objects []Object) ([]bool, []byte, error) {
+			data, err := b.Build(fakeEntries{run: func(_ *Function, config *yaml.RNode, _ []Object) ([]bool, []byte, error) {
 				assert.Equal(t, "v1", config.GetApiVersion(), "the entry as written")
 				assert.Equal(t, "ConfigMap", config.GetKind())
 				return []bool{true}, []byte("apiVersion: v1\nkind: Service\nmetadata: {name: s}\n"), nil
@@ -653,7 +653,7 @@ func TestBuildMetadataOfWhatAnEntryAdds(t *testing.T) {
 func TestMetadataBytes(t *testing.T) {
 	k := &types.Kustomization{
 		NamePrefix: "ab", NameSuffix: "c", Namespace: "ns",
-		CommonLabels:      map[string]string{"k": "vv"},
+		CommonLabels:      map[string]string{"k": "vv"}, //nolint:staticcheck // kustomize v5 still applies them
 		Labels:            []types.Label{{Pairs: map[string]string{"a": "b"}}},
 		CommonAnnotations: map[string]string{"x": "yyy"},
 	}
@@ -683,7 +683,7 @@ func TestBuildStopsAtItsOutputCeiling(t *testing.T) {
 			require.NoError(t, err)
 			require.Empty(t, b.Problems())
 			b.limits.MaxOutput = 300 // what the estimate did not see: a patch's multiplication, say
-			_, err = b.Build(fakeEntries{run: func(_ *Function, _ *yaml.RNode, objects []Object) ([]bool, []byte, error) {
+			_, err = b.Build(fakeEntries{run: func(_ *Function, _ *yaml.RNode, _ []Object) ([]bool, []byte, error) {
 				return []bool{true, true, true}, nil, nil
 			}})
 			assert.ErrorContains(t, err, "the build's output passes the ceiling of 300 bytes (--max-build-output) at its object 2 of 3, ConfigMap b")
